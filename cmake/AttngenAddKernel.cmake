@@ -1,0 +1,99 @@
+#[=======================================================================[.rst:
+attngen_add_kernel
+------------------
+
+Generates a fused attention kernel from a C++ description at build time and makes it a static
+library target that apps link.
+
+.. code-block:: cmake
+
+  attngen_add_kernel(<name>
+    DESCRIPTION <header>          # C++ header that defines the description (relative to this dir)
+    VARIABLE <expression>         # the constexpr description in that header, e.g. my::llama_prefill
+    TARGETS <target>...           # Halide targets, most capable first; several = run-time dispatch
+    [NAMESPACE <ns>]              # C++ namespace of the generated wrapper struct
+    [OUTPUT_DIRECTORY <dir>])     # default: ${CMAKE_CURRENT_BINARY_DIR}/attngen/<name>
+
+Creates the static library target ``<name>`` (alias ``attngen::<name>``). Linking it provides the
+header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const attngen::attention_args&); }``
+and links the attngen runtime. Steps, all at build time:
+
+1. A small program that includes ``<header>`` is compiled: ``attngen::validated<VARIABLE>()`` rejects an
+   invalid description here, with a message naming the problem. Run, it writes the text form.
+2. The ``attngen`` generator compiles the text form for each target into ``<name>_halide.a``.
+3. The typed wrapper ``<name>.cpp`` is compiled into ``<name>``.
+
+Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack), e.g.
+``x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c x86-64-linux``.
+
+Example:
+
+.. code-block:: cmake
+
+  attngen_add_kernel(llama_prefill
+    DESCRIPTION kernels.hpp VARIABLE llama_prefill_description
+    TARGETS x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c x86-64-linux)
+  target_link_libraries(app PRIVATE llama_prefill)
+#]=======================================================================]
+
+set(_attngen_cmake_dir ${CMAKE_CURRENT_LIST_DIR})
+
+function(attngen_add_kernel name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "DESCRIPTION;VARIABLE;NAMESPACE;OUTPUT_DIRECTORY" "TARGETS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "attngen_add_kernel(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  foreach(required DESCRIPTION VARIABLE TARGETS)
+    if(NOT ARG_${required})
+      message(FATAL_ERROR "attngen_add_kernel(${name}): ${required} is required")
+    endif()
+  endforeach()
+  if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "attngen_add_kernel(${name}): the name must be a C++ identifier")
+  endif()
+  if(NOT ARG_OUTPUT_DIRECTORY)
+    set(ARG_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/attngen/${name})
+  endif()
+  set(ARG_NAME ${name})
+  get_filename_component(ARG_DESCRIPTION_ABSOLUTE ${ARG_DESCRIPTION} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+  file(MAKE_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+
+  # 1. Check and describe.
+  set(describe_source ${ARG_OUTPUT_DIRECTORY}/${name}_describe.cpp)
+  configure_file(${_attngen_cmake_dir}/attngen_describe.cpp.in ${describe_source} @ONLY)
+  add_executable(${name}_describe ${describe_source})
+  target_link_libraries(${name}_describe PRIVATE attngen::dsl)
+  set(description_text ${ARG_OUTPUT_DIRECTORY}/${name}.attngen)
+  add_custom_command(
+    OUTPUT ${description_text}
+    COMMAND ${name}_describe ${description_text}
+    DEPENDS ${name}_describe
+    COMMENT "attngen: describing ${name}"
+    VERBATIM)
+
+  # 2. Generate.
+  set(target_arguments)
+  foreach(target IN LISTS ARG_TARGETS)
+    list(APPEND target_arguments --target ${target})
+  endforeach()
+  set(namespace_arguments)
+  if(ARG_NAMESPACE)
+    set(namespace_arguments --namespace ${ARG_NAMESPACE})
+  endif()
+  set(generated
+      ${ARG_OUTPUT_DIRECTORY}/${name}_halide.a ${ARG_OUTPUT_DIRECTORY}/${name}_halide.h
+      ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
+  add_custom_command(
+    OUTPUT ${generated}
+    COMMAND attngen::generator generate --description ${description_text} --name ${name}
+            ${target_arguments} --output-dir ${ARG_OUTPUT_DIRECTORY} ${namespace_arguments}
+    DEPENDS ${description_text} attngen::generator
+    COMMENT "attngen: generating ${name} for ${ARG_TARGETS}"
+    VERBATIM)
+
+  # 3. The library apps link.
+  add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
+  add_library(attngen::${name} ALIAS ${name})
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIRECTORY}>)
+  target_link_libraries(${name} PUBLIC ${ARG_OUTPUT_DIRECTORY}/${name}_halide.a attngen::runtime)
+endfunction()

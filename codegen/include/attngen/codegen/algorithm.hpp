@@ -1,0 +1,76 @@
+#pragma once
+/// The attention algorithm as Halide Funcs: what is computed, with no scheduling.
+///
+/// Flash-style decomposition. Queries are grouped in tiles of `query_tile` rows and keys in blocks of
+/// `key_block` keys. For each (tile, block) the block's scores, its row maxima, its softmax numerators,
+/// their row sums and their product with V are pure Funcs of the block index; a recurrence over key
+/// blocks merges them into a running (max, sum, accumulator) state, so no (Lq x Lk) matrix exists.
+/// Causal descriptions skip key blocks that no row of the tile can see.
+///
+/// Halide dimension order is innermost first, so a (B, L, H, D) tensor is indexed (d, h, l, b).
+
+#include <vector>
+
+#include "Halide.h"
+#include "attngen/attention.hpp"
+
+namespace attngen::codegen {
+
+/// Tile sizes that shape the decomposition. Chosen by the schedule for a target.
+struct blocking {
+  int query_tile = 16;  ///< query rows per tile
+  int key_block = 64;   ///< keys per block; a multiple of `lanes`
+  int lanes = 16;       ///< float lanes the block reductions are vectorised over
+};
+
+/// Every Func and parameter of one attention kernel, so a schedule can reach them.
+struct attention_algorithm {
+  attention_desc desc;
+  blocking tiles;
+
+  // Inputs, in the order of the generated function's arguments (after the user context).
+  Halide::ImageParam q, k, v;     ///< (B, Lq, H, D), (B, Lk, KVH, D), (B, Lk, KVH, Dv)
+  Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
+  Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present
+
+  // Outputs.
+  Halide::Func output;  ///< (B, Lq, H, Dv)
+  Halide::Func lse;     ///< (B, H, Lq) float32; defined only if desc.lse_output
+
+  // Pure variables: e (v feature), d (qk feature), j (key within block), ii (row within tile),
+  // kb (key block), it (query tile), i (query row), h (query head), b (batch), lane (vector lane).
+  Halide::Var e{"e"}, d{"d"}, j{"j"}, ii{"ii"}, kb{"kb"}, it{"it"}, i{"i"}, h{"h"}, b{"b"}, lane{"lane"};
+
+  // Intermediate stages.
+  Halide::Func query_tile;      ///< (d, ii, it, h, b): q as float, pre-multiplied by the scale
+  Halide::Func key_block_t;     ///< (j, d, kb, h, b): a key block as float, transposed so keys are innermost
+  Halide::Func dot;             ///< (j, ii, kb, it, h, b): scaled q.k
+  Halide::Func score;           ///< (j, ii, kb, it, h, b): masked score; masked keys hold a large negative
+  Halide::Func block_max_lanes; ///< (lane, ii, kb, it, h, b): per-lane partial maxima
+  Halide::Func block_max;       ///< (ii, kb, it, h, b): row maximum of the block, floored
+  Halide::Func weight;          ///< (j, ii, kb, it, h, b): exp(score - block_max); exactly 0 when masked
+  Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, h, b)
+  Halide::Func block_sum;       ///< (ii, kb, it, h, b)
+  Halide::Func block_pv;        ///< (e, ii, kb, it, h, b): weight x V over the block
+  Halide::Func state;           ///< (e, ii, it, h, b) Tuple(running max, running sum, accumulator)
+  Halide::Func normalized;      ///< (e, ii, it, h, b): accumulator / sum, 0 for fully masked rows
+
+  Halide::RDom qk_reduction;     ///< over d
+  Halide::RDom lane_reduction;   ///< over key_block / lanes lane groups
+  Halide::RDom lane_collapse;    ///< over lanes
+  Halide::RDom pv_reduction;     ///< over keys of a block
+  Halide::RDom key_blocks;       ///< over key blocks, trimmed by causality
+
+  /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding].
+  std::vector<Halide::Argument> arguments() const;
+  /// Output Funcs, in order: output, [lse].
+  std::vector<Halide::Func> outputs() const;
+};
+
+/// Defines the algorithm for `desc` (which must be valid) with the given blocking.
+attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles);
+
+/// Halide element type for a DSL dtype.
+Halide::Type halide_type_of(dtype t);
+
+}  // namespace attngen::codegen

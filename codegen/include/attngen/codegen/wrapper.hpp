@@ -1,0 +1,20 @@
+#pragma once
+/// Source text of the typed C++ wrapper around a generated kernel.
+
+#include <string>
+#include <vector>
+
+#include "attngen/attention.hpp"
+
+namespace attngen::codegen {
+
+struct wrapper_sources {
+  std::string header;  ///< <name>.hpp
+  std::string source;  ///< <name>.cpp
+};
+
+/// `halide_function` is the generated Halide entry point; `target_names` are recorded in the header.
+wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
+                             const std::string& halide_function, const std::vector<std::string>& target_names);
+
+}  // namespace attngen::codegen

@@ -1,0 +1,31 @@
+#include "attngen/codegen/targets.hpp"
+
+#include <stdexcept>
+
+namespace attngen::codegen {
+
+Halide::Target parse_target(const std::string& name) {
+  if (name == "host" || name.rfind("host-", 0) == 0)
+    throw std::invalid_argument("target `" + name +
+                                "`: `host` is not accepted; name the target, e.g. x86-64-linux-avx512_skylake-fma-f16c");
+  if (!Halide::Target::validate_target_string(name))
+    throw std::invalid_argument("`" + name + "` is not a Halide target string");
+  return Halide::Target(name);
+}
+
+Halide::Target running_cpu_target() {
+  __builtin_cpu_init();
+  std::string name = "x86-64-linux";
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512cd"))
+    name += "-avx512_skylake-fma";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    name += "-avx2-fma";
+  else if (__builtin_cpu_supports("sse4.1"))
+    name += "-sse41";
+  if (__builtin_cpu_supports("avx")) name += "-f16c";  // every AVX-era x86-64 CPU since 2012 has F16C
+  return Halide::Target(name);
+}
+
+}  // namespace attngen::codegen

@@ -1,0 +1,123 @@
+// attngen: the command-line generator. The CMake function attngen_add_kernel runs it at build time.
+//
+//   attngen generate --description FILE --name NAME --target T [--target T ...]
+//                    --output-dir DIR [--namespace NS]
+//   attngen runtime  --target T --output FILE.a
+//   attngen targets
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attngen/codegen/compile.hpp"
+#include "attngen/codegen/targets.hpp"
+#include "attngen/text_format.hpp"
+
+namespace {
+
+constexpr const char* usage =
+    "usage:\n"
+    "  attngen generate --description FILE --name NAME --target T [--target T ...] --output-dir DIR\n"
+    "                   [--namespace NS]\n"
+    "      Compiles the text description in FILE into DIR/NAME_halide.a, DIR/NAME_halide.h and the\n"
+    "      C++ wrapper DIR/NAME.hpp, DIR/NAME.cpp. Several --target values build one library that\n"
+    "      dispatches at run time to the first target the CPU supports; list the most capable first\n"
+    "      and a baseline last.\n"
+    "  attngen runtime --target T --output FILE.a\n"
+    "      Writes the Halide runtime that all kernels of an app share.\n"
+    "  attngen targets\n"
+    "      Prints the targets this machine's CPU runs, best first.\n"
+    "Targets are Halide target strings, e.g. x86-64-linux-avx512_skylake-fma-f16c; `host` is refused.\n";
+
+struct options {
+  std::string command, description, name, output_dir, output, cpp_namespace;
+  std::vector<std::string> targets;
+};
+
+options parse(int argc, char** argv) {
+  if (argc < 2) throw std::invalid_argument("no command given");
+  options o;
+  o.command = argv[1];
+  for (int n = 2; n < argc; ++n) {
+    const std::string flag = argv[n];
+    if (flag == "--help" || flag == "-h") throw std::invalid_argument("");
+    if (n + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+    const std::string value = argv[++n];
+    if (flag == "--description") o.description = value;
+    else if (flag == "--name") o.name = value;
+    else if (flag == "--target") o.targets.push_back(value);
+    else if (flag == "--output-dir") o.output_dir = value;
+    else if (flag == "--output") o.output = value;
+    else if (flag == "--namespace") o.cpp_namespace = value;
+    else throw std::invalid_argument("unknown option " + flag);
+  }
+  return o;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void require(bool condition, const char* what) {
+  if (!condition) throw std::invalid_argument(what);
+}
+
+int generate(const options& o) {
+  require(!o.description.empty(), "generate needs --description");
+  require(!o.name.empty(), "generate needs --name");
+  require(!o.targets.empty(), "generate needs at least one --target");
+  require(!o.output_dir.empty(), "generate needs --output-dir");
+  const auto parsed = attngen::parse_description(read_file(o.description));
+  if (!parsed.error.empty()) throw std::runtime_error(o.description + ": " + parsed.error);
+  attngen::codegen::kernel_request request;
+  request.name = o.name;
+  request.cpp_namespace = o.cpp_namespace;
+  request.desc = parsed.desc;
+  request.output_directory = o.output_dir;
+  for (const auto& t : o.targets) request.targets.push_back(attngen::codegen::parse_target(t));
+  const auto start = std::chrono::steady_clock::now();
+  attngen::codegen::compile_kernel(request);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "attngen: generated %s for %zu target(s) in %.2f s\n", o.name.c_str(), o.targets.size(),
+               seconds);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const options o = parse(argc, argv);
+    if (o.command == "generate") return generate(o);
+    if (o.command == "runtime") {
+      require(o.targets.size() == 1, "runtime needs exactly one --target");
+      require(!o.output.empty(), "runtime needs --output");
+      attngen::codegen::compile_runtime(attngen::codegen::parse_target(o.targets[0]), o.output);
+      return 0;
+    }
+    if (o.command == "targets") {
+      std::printf("%s\n", attngen::codegen::running_cpu_target().to_string().c_str());
+      return 0;
+    }
+    if (o.command == "--help" || o.command == "-h" || o.command == "help") {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    throw std::invalid_argument("unknown command " + o.command);
+  } catch (const std::invalid_argument& e) {
+    if (*e.what()) std::fprintf(stderr, "attngen: %s\n", e.what());
+    std::fputs(usage, stderr);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attngen: error: %s\n", e.what());
+    return 1;
+  }
+}

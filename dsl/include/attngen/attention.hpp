@@ -1,0 +1,108 @@
+#pragma once
+/// The attention description: a constexpr value that says which fused attention kernel to generate.
+///
+///     constexpr auto llama_prefill = attngen::attention()
+///         .heads(32).kv_heads(8).head_dim(128)
+///         .causal(attngen::top_left);
+///
+/// Everything here is compile-time configuration; batch size and sequence lengths are run-time values.
+/// A description is checked by `attngen::validated<D>()` (see validation.hpp), which the build runs for
+/// every kernel, so an invalid description stops the build with a message naming the problem.
+///
+/// Semantics (the ONNX-style MultiHeadAttention operator with `num_kv_heads`, PyTorch's
+/// `scaled_dot_product_attention` where they agree):
+///
+///     out[b, i, h, :] = sum_j softmax_j(scale * q[b,i,h,:] . k[b,j,g,:] + mask[..., i, j]) * v[b, j, g, :]
+///     g = h / (heads / kv_heads)          (query head h reads kv head g: GQA, MQA when kv_heads == 1)
+///
+/// Masked keys (causal, key padding, additive mask values <= -1e38 including -inf) get weight exactly 0.
+/// A row whose keys are all masked yields output 0 and log-sum-exp -inf (PyTorch yields NaN there).
+
+#include "attngen/dtype.hpp"
+
+namespace attngen {
+
+/// Where the causal diagonal sits when Lq != Lk. Both agree when Lq == Lk.
+enum class causal_alignment : std::uint8_t {
+  none,          ///< not causal
+  top_left,      ///< query i sees keys j <= i (PyTorch `is_causal=True`, `torch.tril(ones(Lq, Lk))`)
+  bottom_right,  ///< query i sees keys j <= i + (Lk - Lq) (FlashAttention >= 2.1; decoding with a KV cache)
+};
+inline constexpr causal_alignment top_left = causal_alignment::top_left;
+inline constexpr causal_alignment bottom_right = causal_alignment::bottom_right;
+
+/// Shape of the optional additive float mask, added to the scaled scores. Its element type is the
+/// description's dtype. Values <= -1e38 (including -inf) mask the key out.
+enum class mask_shape : std::uint8_t {
+  none,
+  lq_lk,      ///< (Lq, Lk): the same for every batch and head
+  h_lq_lk,    ///< (H, Lq, Lk): per head
+  b_h_lq_lk,  ///< (B, H, Lq, Lk): per batch and head
+  b_1_lq_lk,  ///< (B, 1, Lq, Lk): per batch, broadcast over heads
+};
+
+/// Meaning of `true` in the boolean (B, Lk) key-padding mask. PyTorch's `nn.MultiheadAttention` uses
+/// `true_means_ignore`; the ONNX operator's mask_index and SDPA's boolean masks use `true_means_keep`.
+/// attngen has no default: the description names one.
+enum class padding_polarity : std::uint8_t {
+  none,               ///< no key-padding mask
+  true_means_ignore,  ///< nonzero byte: the key is padding and is masked out
+  true_means_keep,    ///< nonzero byte: the key takes part; zero: masked out
+};
+inline constexpr padding_polarity true_means_ignore = padding_polarity::true_means_ignore;
+inline constexpr padding_polarity true_means_keep = padding_polarity::true_means_keep;
+
+/// A complete description of one attention kernel. A structural type, so it can be a template argument.
+/// Build it with `attngen::attention()` and the chained setters; read it through the `effective_*`
+/// accessors, which apply the defaults.
+struct attention_desc {
+  static constexpr int unset = -1;
+
+  int num_heads = unset;
+  int num_kv_heads = unset;     ///< unset: same as num_heads (multi-head attention)
+  int qk_head_dim = unset;
+  int v_dim = unset;            ///< unset: same as qk_head_dim
+  causal_alignment causal_mode = causal_alignment::none;
+  mask_shape additive_mask_shape = mask_shape::none;
+  padding_polarity key_padding = padding_polarity::none;
+  bool has_scale = false;
+  float scale_value = 0.0f;     ///< used only when has_scale; otherwise 1/sqrt(head_dim)
+  bool lse_output = false;
+  dtype element_type = dtype::f32;
+
+  /// Number of query heads H.
+  constexpr attention_desc heads(int h) const { auto d = *this; d.num_heads = h; return d; }
+  /// Number of key/value heads; heads must be a multiple of it (1: multi-query attention).
+  constexpr attention_desc kv_heads(int h) const { auto d = *this; d.num_kv_heads = h; return d; }
+  /// Head dimension of Q and K (and of V unless v_head_dim is given).
+  constexpr attention_desc head_dim(int n) const { auto d = *this; d.qk_head_dim = n; return d; }
+  /// Head dimension of V and of the output, when it differs from head_dim.
+  constexpr attention_desc v_head_dim(int n) const { auto d = *this; d.v_dim = n; return d; }
+  /// Causal masking with an explicitly named alignment.
+  constexpr attention_desc causal(causal_alignment a) const { auto d = *this; d.causal_mode = a; return d; }
+  /// An additive float mask of the given broadcast shape is a run-time input.
+  constexpr attention_desc additive_mask(mask_shape s) const { auto d = *this; d.additive_mask_shape = s; return d; }
+  /// A boolean (B, Lk) key-padding mask (one byte per key) is a run-time input.
+  constexpr attention_desc key_padding_mask(padding_polarity p) const { auto d = *this; d.key_padding = p; return d; }
+  /// Scale applied to q.k before the mask; default 1/sqrt(head_dim).
+  constexpr attention_desc scale(float s) const { auto d = *this; d.has_scale = true; d.scale_value = s; return d; }
+  /// Also write the natural-log log-sum-exp of each row's masked, scaled scores: float32 (B, H, Lq).
+  constexpr attention_desc return_lse() const { auto d = *this; d.lse_output = true; return d; }
+  /// Element type of Q, K, V, additive mask and output.
+  constexpr attention_desc element(dtype t) const { auto d = *this; d.element_type = t; return d; }
+
+  constexpr int effective_kv_heads() const { return num_kv_heads == unset ? num_heads : num_kv_heads; }
+  constexpr int effective_v_head_dim() const { return v_dim == unset ? qk_head_dim : v_dim; }
+  /// Query heads that share one kv head.
+  constexpr int group_size() const { return num_heads / effective_kv_heads(); }
+  constexpr bool is_causal() const { return causal_mode != causal_alignment::none; }
+  constexpr bool has_additive_mask() const { return additive_mask_shape != mask_shape::none; }
+  constexpr bool has_key_padding_mask() const { return key_padding != padding_polarity::none; }
+
+  friend constexpr bool operator==(const attention_desc&, const attention_desc&) = default;
+};
+
+/// Starts a description; every field is unset or off.
+constexpr attention_desc attention() { return {}; }
+
+}  // namespace attngen

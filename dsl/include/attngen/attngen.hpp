@@ -1,0 +1,7 @@
+#pragma once
+/// The attngen description language: everything needed to describe attention kernels.
+
+#include "attngen/attention.hpp"
+#include "attngen/dtype.hpp"
+#include "attngen/text_format.hpp"
+#include "attngen/validation.hpp"

@@ -1,0 +1,74 @@
+#pragma once
+/// Validation of attention descriptions, at compile time and at run time, from one list of rules.
+///
+/// Compile time:  `attngen::validated<my_desc>()` (the build calls it for every kernel) stops compilation
+///                with "static assertion failed: attngen: <message>" for the first broken rule.
+/// Run time:      `attngen::first_problem(desc)` returns the same message, or an empty view when valid
+///                (used for descriptions that arrive as text).
+
+#include <string_view>
+
+#include "attngen/attention.hpp"
+
+namespace attngen {
+
+/// Largest supported head dimension: per-block scratch (key block x head_dim) lives on the stack.
+inline constexpr int max_head_dim = 512;
+
+// Each rule: an identifier, a condition that must hold for a valid description `d`, and the message.
+// Conditions are written so that a broken earlier rule never makes a later one ill-formed (no division
+// by zero), so the first message is always the one that names the cause.
+#define ATTNGEN_DESCRIPTION_RULES(RULE)                                                                   \
+  RULE(heads_given, d.num_heads != attention_desc::unset,                                                \
+       "heads is not set: call .heads(n)")                                                               \
+  RULE(heads_positive, d.num_heads == attention_desc::unset || d.num_heads >= 1,                         \
+       "heads must be at least 1")                                                                       \
+  RULE(kv_heads_positive, d.num_kv_heads == attention_desc::unset || d.num_kv_heads >= 1,                \
+       "kv_heads must be at least 1")                                                                    \
+  RULE(kv_heads_divide_heads,                                                                            \
+       d.num_heads < 1 || d.effective_kv_heads() < 1 || d.num_heads % d.effective_kv_heads() == 0,       \
+       "heads must be a multiple of kv_heads (each kv head serves heads/kv_heads query heads)")          \
+  RULE(head_dim_given, d.qk_head_dim != attention_desc::unset,                                           \
+       "head_dim is not set: call .head_dim(n)")                                                         \
+  RULE(head_dim_in_range,                                                                                \
+       d.qk_head_dim == attention_desc::unset || (d.qk_head_dim >= 1 && d.qk_head_dim <= max_head_dim),  \
+       "head_dim must be between 1 and 512")                                                             \
+  RULE(v_head_dim_in_range,                                                                              \
+       d.v_dim == attention_desc::unset || (d.v_dim >= 1 && d.v_dim <= max_head_dim),                    \
+       "v_head_dim must be between 1 and 512")                                                           \
+  RULE(scale_finite,                                                                                     \
+       !d.has_scale || (d.scale_value == d.scale_value && d.scale_value <= 3.4e38f &&                    \
+                        d.scale_value >= -3.4e38f),                                                      \
+       "scale must be a finite number")                                                                  \
+  RULE(element_type_is_float, d.element_type != dtype::u8,                                               \
+       "element type must be f32, f16 or bf16 (u8 is for boolean masks only)")
+
+namespace detail {
+#define ATTNGEN_RULE_AS_FUNCTION(id, condition, message) \
+  constexpr bool rule_##id(const attention_desc& d) { return condition; }
+ATTNGEN_DESCRIPTION_RULES(ATTNGEN_RULE_AS_FUNCTION)
+#undef ATTNGEN_RULE_AS_FUNCTION
+}  // namespace detail
+
+/// The message of the first rule `d` breaks, or an empty view when `d` is valid.
+constexpr std::string_view first_problem(const attention_desc& d) {
+#define ATTNGEN_RULE_AS_CHECK(id, condition, message) \
+  if (!detail::rule_##id(d)) return message;
+  ATTNGEN_DESCRIPTION_RULES(ATTNGEN_RULE_AS_CHECK)
+#undef ATTNGEN_RULE_AS_CHECK
+  return {};
+}
+
+constexpr bool is_valid(const attention_desc& d) { return first_problem(d).empty(); }
+
+/// Checks `D` at compile time and returns it: each broken rule is a static_assert with its message.
+template <attention_desc D>
+constexpr attention_desc validated() {
+#define ATTNGEN_RULE_AS_STATIC_ASSERT(id, condition, message) \
+  static_assert(detail::rule_##id(D), "attngen: " message);
+  ATTNGEN_DESCRIPTION_RULES(ATTNGEN_RULE_AS_STATIC_ASSERT)
+#undef ATTNGEN_RULE_AS_STATIC_ASSERT
+  return D;
+}
+
+}  // namespace attngen

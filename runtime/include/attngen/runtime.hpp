@@ -1,0 +1,8 @@
+#pragma once
+/// The attngen runtime: tensor views, argument validation, errors. Apps include the generated
+/// `<kernel>.hpp`, which includes this.
+
+#include "attngen/attention.hpp"
+#include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/status.hpp"
+#include "attngen/runtime/tensor.hpp"

@@ -1,0 +1,37 @@
+#pragma once
+/// The arguments of an attention kernel call, and their validation.
+///
+/// Shape contract (outermost first; B, Lq, Lk are any positive run-time values, the rest come from
+/// the kernel's description):
+///   q            (B, Lq, H,   D)    element type of the description
+///   k            (B, Lk, KVH, D)
+///   v            (B, Lk, KVH, Dv)
+///   mask         additive, one of (Lq, Lk), (H, Lq, Lk), (B, H, Lq, Lk), (B, 1, Lq, Lk) as described
+///   key_padding  (B, Lk) bytes, polarity as described
+///   output       (B, Lq, H, Dv)
+///   lse          (B, H, Lq) float32
+/// Tensors the description does not take must be left empty. B == 0 or Lq == 0 writes nothing;
+/// Lk == 0 makes every row fully masked (output 0, lse -inf).
+
+#include "attngen/attention.hpp"
+#include "attngen/runtime/status.hpp"
+#include "attngen/runtime/tensor.hpp"
+
+namespace attngen {
+
+struct attention_args {
+  tensor_view q, k, v;
+  tensor_view mask;         ///< only if the description has an additive mask
+  tensor_view key_padding;  ///< only if the description has a key-padding mask
+  tensor_view output;
+  tensor_view lse;          ///< only if the description returns the log-sum-exp
+};
+
+/// Checks `args` against `desc` and the shape contract above; the first problem found is returned.
+status validate(const attention_desc& desc, const attention_args& args);
+
+/// Number of threads kernels may use (Halide's thread pool, shared by all kernels of the process).
+/// 0 restores the default (the number of CPUs, or HL_NUM_THREADS).
+void set_num_threads(int threads);
+
+}  // namespace attngen

@@ -1,0 +1,16 @@
+#pragma once
+/// Used by generated kernel wrappers only: turns validated tensor views into Halide buffers and calls
+/// the generated function, capturing Halide runtime errors into the returned status.
+
+#include "HalideRuntime.h"
+#include "attngen/runtime/attention_call.hpp"
+
+namespace attngen::detail {
+
+/// Calls the generated Halide function. `buffers` are q, k, v, [mask], [key_padding], output, [lse],
+/// in that order, as the description declares them.
+using generated_entry = int (*)(void* user_context, halide_buffer_t* const* buffers);
+
+status run_attention_kernel(const attention_desc& desc, const attention_args& args, generated_entry entry);
+
+}  // namespace attngen::detail

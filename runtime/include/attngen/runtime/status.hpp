@@ -1,0 +1,43 @@
+#pragma once
+/// The error model of the whole public API: every call returns an `attngen::status`.
+///
+/// A status is ok, or carries a code and a message that names the argument, what was expected and
+/// what was given, e.g. `k: expected 8 kv heads, got 4`. Nothing throws and nothing aborts: errors
+/// raised inside a kernel by the Halide runtime are captured into the status of that call. When a
+/// status is not ok, no output was written.
+
+#include <string>
+#include <utility>
+
+namespace attngen {
+
+enum class error_code {
+  ok = 0,
+  null_pointer,     ///< a required tensor has no data pointer
+  unexpected_tensor,///< a tensor was given that this kernel's description does not take
+  wrong_rank,       ///< a tensor has the wrong number of dimensions
+  wrong_shape,      ///< an extent disagrees with the description or with another tensor
+  wrong_stride,     ///< innermost stride not 1, or a stride that is not positive
+  wrong_dtype,      ///< element type differs from the description's
+  too_large,        ///< an extent or stride does not fit the kernel's 32-bit indexing
+  kernel_failed,    ///< the kernel itself reported an error (message from the Halide runtime)
+};
+
+class [[nodiscard]] status {
+ public:
+  /// An ok status.
+  status() = default;
+  status(error_code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  bool ok() const { return code_ == error_code::ok; }
+  explicit operator bool() const { return ok(); }
+  error_code code() const { return code_; }
+  /// Empty when ok.
+  const std::string& message() const { return message_; }
+
+ private:
+  error_code code_ = error_code::ok;
+  std::string message_;
+};
+
+}  // namespace attngen

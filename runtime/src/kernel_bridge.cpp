@@ -1,0 +1,121 @@
+#include "attngen/runtime/kernel_bridge.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace attngen::detail {
+
+namespace {
+
+// Passed to generated kernels as Halide's user_context, so errors reach the call that raised them
+// without any global state.
+struct call_context {
+  std::string error;
+};
+
+halide_type_t halide_type_for(dtype t) {
+  switch (t) {
+    case dtype::f32: return halide_type_t(halide_type_float, 32);
+    case dtype::f16: return halide_type_t(halide_type_float, 16);
+    case dtype::bf16: return halide_type_t(halide_type_bfloat, 16);
+    case dtype::u8: return halide_type_t(halide_type_uint, 8);
+  }
+  return halide_type_t();
+}
+
+// A halide_buffer_t over a tensor view: Halide's dimension 0 is the view's innermost dimension.
+struct halide_view {
+  halide_buffer_t buffer = {};
+  halide_dimension_t dims[tensor_view::max_rank] = {};
+
+  explicit halide_view(const tensor_view& t) {
+    buffer.host = static_cast<std::uint8_t*>(t.data);
+    buffer.type = halide_type_for(t.type);
+    buffer.dimensions = t.rank;
+    buffer.dim = dims;
+    for (int d = 0; d < t.rank; ++d) {
+      const int from = t.rank - 1 - d;
+      dims[d].min = 0;
+      dims[d].extent = static_cast<std::int32_t>(t.shape[from]);
+      dims[d].stride = static_cast<std::int32_t>(t.shape[from] > 1 ? t.strides[from] : 1);
+    }
+  }
+  halide_view(const halide_view&) = delete;
+  halide_view& operator=(const halide_view&) = delete;
+};
+
+// Writes `value` to every element of a float view of any float dtype (only 0 and -inf are needed).
+void fill(const tensor_view& t, float value) {
+  const int size = size_of(t.type);
+  std::uint8_t pattern[4];
+  if (t.type == dtype::f32) std::memcpy(pattern, &value, 4);
+  else if (value == 0.0f) std::memset(pattern, 0, 4);
+  else {
+    const std::uint16_t negative_infinity = t.type == dtype::bf16 ? 0xff80 : 0xfc00;
+    std::memcpy(pattern, &negative_infinity, 2);
+  }
+  std::int64_t index[tensor_view::max_rank] = {};
+  std::int64_t count = 1;
+  for (int d = 0; d < t.rank; ++d) count *= t.shape[d];
+  for (std::int64_t n = 0; n < count; ++n) {
+    std::int64_t offset = 0;
+    for (int d = 0; d < t.rank; ++d) offset += index[d] * t.strides[d];
+    std::memcpy(static_cast<std::uint8_t*>(t.data) + offset * size, pattern, size);
+    for (int d = t.rank - 1; d >= 0 && ++index[d] == t.shape[d]; --d) index[d] = 0;
+  }
+}
+
+}  // namespace
+
+status run_attention_kernel(const attention_desc& desc, const attention_args& args, generated_entry entry) {
+  if (status s = validate(desc, args); !s) return s;
+  const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
+  if (batch == 0 || queries == 0) return {};
+  if (keys == 0) {
+    // No keys: every row is fully masked, which the documented semantics define as 0 and -inf.
+    fill(args.output, 0.0f);
+    if (desc.lse_output) fill(args.lse, -std::numeric_limits<float>::infinity());
+    return {};
+  }
+
+  halide_view q(args.q), k(args.k), v(args.v), output(args.output);
+  halide_view mask(args.mask), key_padding(args.key_padding), lse(args.lse);
+  halide_buffer_t* buffers[7];
+  int count = 0;
+  buffers[count++] = &q.buffer;
+  buffers[count++] = &k.buffer;
+  buffers[count++] = &v.buffer;
+  if (desc.has_additive_mask()) buffers[count++] = &mask.buffer;
+  if (desc.has_key_padding_mask()) buffers[count++] = &key_padding.buffer;
+  buffers[count++] = &output.buffer;
+  if (desc.lse_output) buffers[count++] = &lse.buffer;
+
+  call_context context;
+  const int result = entry(&context, buffers);
+  if (result != 0)
+    return status(error_code::kernel_failed,
+                  "kernel: " + (context.error.empty() ? "failed with Halide error " + std::to_string(result)
+                                                      : context.error));
+  return {};
+}
+
+}  // namespace attngen::detail
+
+namespace attngen {
+
+void set_num_threads(int threads) { halide_set_num_threads(threads); }
+
+}  // namespace attngen
+
+// Replaces the Halide runtime's default error handler (which prints and aborts) for every kernel of
+// the process: the message goes to the call context of the kernel call that raised it.
+extern "C" void halide_error(void* user_context, const char* message) {
+  if (user_context != nullptr) {
+    static_cast<attngen::detail::call_context*>(user_context)->error += message;
+    return;
+  }
+  // Only code that is not an attngen kernel call reaches here (no context to report to).
+  std::fputs(message, stderr);
+}

@@ -1,0 +1,32 @@
+#pragma once
+/// Runs an attention description through Halide's JIT with the same algorithm and CPU schedule that
+/// the AOT generator uses, so the wide configuration matrix needs no per-configuration build step.
+
+#include <memory>
+#include <vector>
+
+#include "support/problem.hpp"
+
+namespace attngen::testing {
+
+struct jit_result {
+  std::vector<float> output;
+  std::vector<float> lse;
+};
+
+/// A description compiled once for the running CPU, callable for any sizes.
+class jit_kernel {
+ public:
+  explicit jit_kernel(const attention_desc& desc);
+  ~jit_kernel();
+  jit_kernel(const jit_kernel&) = delete;
+  jit_kernel& operator=(const jit_kernel&) = delete;
+
+  jit_result run(const attention_problem& p);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace attngen::testing

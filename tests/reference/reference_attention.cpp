@@ -1,0 +1,83 @@
+#include "reference_attention.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace attngen::testing {
+
+namespace {
+
+double mask_value(const attention_problem& p, int b, int h, int i, int j) {
+  const std::size_t Lq = p.query_length, Lk = p.key_length, H = p.desc.num_heads;
+  switch (p.desc.additive_mask_shape) {
+    case mask_shape::lq_lk: return p.mask[i * Lk + j];
+    case mask_shape::h_lq_lk: return p.mask[(h * Lq + i) * Lk + j];
+    case mask_shape::b_h_lq_lk: return p.mask[((b * H + h) * Lq + i) * Lk + j];
+    case mask_shape::b_1_lq_lk: return p.mask[(b * Lq + i) * Lk + j];
+    case mask_shape::none: break;
+  }
+  return 0.0;
+}
+
+bool key_visible(const attention_problem& p, int b, int i, int j) {
+  const auto& d = p.desc;
+  if (d.causal_mode == causal_alignment::top_left && j > i) return false;
+  if (d.causal_mode == causal_alignment::bottom_right && j > i + (p.key_length - p.query_length)) return false;
+  if (d.has_key_padding_mask()) {
+    const bool flag = p.key_padding[std::size_t(b) * p.key_length + j] != 0;
+    if (flag == (d.key_padding == padding_polarity::true_means_ignore)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+reference_result reference_attention(const attention_problem& p) {
+  const auto& d = p.desc;
+  const int B = p.batch, Lq = p.query_length, Lk = p.key_length;
+  const int H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim, Dv = d.effective_v_head_dim();
+  const int group = H / KVH;
+  const double scale = d.has_scale ? double(d.scale_value) : 1.0 / std::sqrt(double(D));
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+
+  reference_result r;
+  r.output.assign(p.output_size(), 0.0);
+  r.lse.assign(p.lse_size(), minus_inf);
+  std::vector<double> scores(Lk);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const int g = h / group;
+      for (int i = 0; i < Lq; ++i) {
+        double row_max = minus_inf;
+        for (int j = 0; j < Lk; ++j) {
+          double s = minus_inf;
+          const double bias = d.has_additive_mask() ? mask_value(p, b, h, i, j) : 0.0;
+          if (key_visible(p, b, i, j) && !(bias <= -1e38)) {
+            double dot = 0.0;
+            for (int x = 0; x < D; ++x)
+              dot += double(p.q[((std::size_t(b) * Lq + i) * H + h) * D + x]) *
+                     double(p.k[((std::size_t(b) * Lk + j) * KVH + g) * D + x]);
+            s = dot * scale + bias;
+          }
+          scores[j] = s;
+          if (std::isnan(s) || s > row_max) row_max = s;  // a NaN maximum stays NaN
+        }
+        if (row_max == minus_inf) continue;  // fully masked: output 0, lse -inf
+        double sum = 0.0;
+        for (int j = 0; j < Lk; ++j) {
+          scores[j] = scores[j] == minus_inf ? 0.0 : std::exp(scores[j] - row_max);
+          sum += scores[j];
+        }
+        double* out = &r.output[((std::size_t(b) * Lq + i) * H + h) * Dv];
+        for (int j = 0; j < Lk; ++j) {
+          if (scores[j] == 0.0 && !std::isnan(scores[j])) continue;
+          for (int x = 0; x < Dv; ++x)
+            out[x] += scores[j] / sum * double(p.v[((std::size_t(b) * Lk + j) * KVH + g) * Dv + x]);
+        }
+        r.lse[(std::size_t(b) * H + h) * Lq + i] = row_max + std::log(sum);
+      }
+    }
+  return r;
+}
+
+}  // namespace attngen::testing

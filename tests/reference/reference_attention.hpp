@@ -1,0 +1,18 @@
+#pragma once
+/// Naive float64 attention: the oracle every kernel is checked against. Written from the semantics
+/// documented in attngen/attention.hpp, independently of codegen (no tiles, no online softmax).
+
+#include <vector>
+
+#include "support/problem.hpp"
+
+namespace attngen::testing {
+
+struct reference_result {
+  std::vector<double> output;  ///< (B, Lq, H, Dv)
+  std::vector<double> lse;     ///< (B, H, Lq); -inf for fully masked rows
+};
+
+reference_result reference_attention(const attention_problem& p);
+
+}  // namespace attngen::testing

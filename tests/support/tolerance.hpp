@@ -1,0 +1,40 @@
+#pragma once
+/// Numerical tolerances of every kernel against the float64 reference: the one place they are stated.
+///
+/// Metric: maximum absolute error. Test inputs are uniform in [-1, 1), so every output is a convex
+/// combination of V rows with |out| <= 1 and absolute error is the meaningful scale.
+/// Bound: the element type's output rounding (half an ulp at 1), plus float32 accumulation error that
+/// grows with the reduction lengths: the head_dim-term dot product and the Lk-term softmax sums,
+/// allowed 8 ulps of float32 times sqrt(length) each (random-sign rounding errors grow like sqrt(n)).
+/// Inputs of f16/bf16 problems are already exact in their type, so only the output is rounded there.
+
+#include <cmath>
+
+#include "attngen/dtype.hpp"
+
+namespace attngen::testing {
+
+/// Unit roundoff (half the gap between 1 and the next value) of a floating element type.
+constexpr double unit_roundoff(dtype t) {
+  switch (t) {
+    case dtype::f32: return 0x1p-24;
+    case dtype::f16: return 0x1p-11;
+    case dtype::bf16: return 0x1p-8;
+    case dtype::u8: break;
+  }
+  return 0.5;
+}
+
+/// Largest absolute error allowed in an output element.
+inline double output_tolerance(dtype t, int head_dim, int key_length) {
+  const double accumulation = 8 * 2 * unit_roundoff(dtype::f32) * (std::sqrt(double(head_dim)) + std::sqrt(double(key_length)));
+  return unit_roundoff(t) + accumulation;
+}
+
+/// Largest absolute error allowed in a log-sum-exp element of magnitude |reference|.
+inline double lse_tolerance(int head_dim, int key_length, double reference) {
+  return 8 * 2 * unit_roundoff(dtype::f32) * (std::sqrt(double(head_dim)) + std::sqrt(double(key_length))) *
+         (1.0 + std::fabs(reference));
+}
+
+}  // namespace attngen::testing
