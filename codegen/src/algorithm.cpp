@@ -145,8 +145,13 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   a.block_max(ii, kb, it, h, b) =
       max(a.block_max(ii, kb, it, h, b), a.block_max_lanes(a.lane_collapse, ii, kb, it, h, b));
 
+  // Halide assumes no NaNs: its max() may drop a NaN score and its exp() may turn NaN into a finite
+  // value. So a NaN score is carried into the weight explicitly, and from there through the row's
+  // sum and accumulator (and nothing else). The subtraction is strict: under fast-math LLVM may
+  // assume its result is not NaN and fold the test away.
+  const Expr shifted = strict_float(a.score(j, ii, kb, it, h, b) - a.block_max(ii, kb, it, h, b));
   a.weight = Func("weight");
-  a.weight(j, ii, kb, it, h, b) = exp(a.score(j, ii, kb, it, h, b) - a.block_max(ii, kb, it, h, b));
+  a.weight(j, ii, kb, it, h, b) = select(is_nan(shifted), shifted, exp(shifted));
 
   a.block_sum_lanes = Func("block_sum_lanes");
   a.block_sum_lanes(lane, ii, kb, it, h, b) = 0.0f;
@@ -194,7 +199,8 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     const Expr row_sum = a.state(0, i % tile_rows, i / tile_rows, h, b)[1];
     const Expr row_max = a.state(0, i % tile_rows, i / tile_rows, h, b)[0];
     a.lse = Func("lse");
-    a.lse(i, h, b) = select(row_sum == 0.0f, negative_infinity(), row_max + log(row_sum));
+    a.lse(i, h, b) = select(row_sum == 0.0f, negative_infinity(),
+                            is_nan(row_sum), row_sum, row_max + log(row_sum));
   }
   return a;
 }

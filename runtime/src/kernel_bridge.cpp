@@ -94,6 +94,7 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 
   call_context context;
   const int result = entry(&context, buffers);
+  while (!context.error.empty() && context.error.back() == '\n') context.error.pop_back();
   if (result != 0)
     return status(error_code::kernel_failed,
                   "kernel: " + (context.error.empty() ? "failed with Halide error " + std::to_string(result)

@@ -11,12 +11,18 @@ namespace attngen {
 namespace {
 
 // One dimension of a tensor's contract: what it is called in messages, and the extent it must have
-// (`from` says where that extent comes from; empty when it comes from the description).
+// (`from` says where that extent comes from; empty when it comes from the description). Counts read
+// "8 kv heads"; sizes read "head_dim 128".
 struct expected_dim {
   const char* label;
   std::int64_t extent;
   const char* from = "";
+  bool is_count = false;
 };
+
+std::string describe(const expected_dim& dim, std::int64_t extent) {
+  return dim.is_count ? std::to_string(extent) + " " + dim.label : std::string(dim.label) + " " + std::to_string(extent);
+}
 
 std::string shape_text(const tensor_view& t) {
   std::string s = "(";
@@ -53,8 +59,8 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
     if (t.shape[d] != dims[d].extent) {
       std::string from = *dims[d].from ? std::string(" (from ") + dims[d].from + ")" : "";
       return fail(error_code::wrong_shape, name,
-                  "expected " + std::to_string(dims[d].extent) + " " + dims[d].label + from + ", got " +
-                      std::to_string(t.shape[d]) + "; shape is " + shape_text(t));
+                  "expected " + describe(dims[d], dims[d].extent) + from + ", got " + std::to_string(t.shape[d]) +
+                      "; shape is " + shape_text(t));
     }
   }
   if (t.rank > 0 && t.strides[t.rank - 1] != 1 && t.shape[t.rank - 1] > 1)
@@ -128,30 +134,30 @@ status validate(const attention_desc& desc, const attention_args& args) {
   const std::int64_t B = args.q.rank == 4 ? args.q.shape[0] : 0;
   const std::int64_t Lq = args.q.rank == 4 ? args.q.shape[1] : 0;
   if (status s = check_layout("q", args.q, element, "(B, Lq, H, D)",
-                              {{"batch", B}, {"queries", Lq}, {"heads", H}, {"head_dim", D}});
+                              {{"batch", B}, {"Lq", Lq}, {"heads", H, "", true}, {"head_dim", D}});
       !s)
     return s;
   const std::int64_t Lk = args.k.rank == 4 ? args.k.shape[1] : 0;
   if (status s = check_layout("k", args.k, element, "(B, Lk, KVH, D)",
-                              {{"batch", B, "q"}, {"keys", Lk}, {"kv heads", KVH}, {"head_dim", D}});
+                              {{"batch", B, "q"}, {"Lk", Lk}, {"kv heads", KVH, "", true}, {"head_dim", D}});
       !s)
     return s;
   if (status s = check_layout("v", args.v, element, "(B, Lk, KVH, Dv)",
-                              {{"batch", B, "q"}, {"keys", Lk, "k"}, {"kv heads", KVH}, {"v head_dim", Dv}});
+                              {{"batch", B, "q"}, {"Lk", Lk, "k"}, {"kv heads", KVH, "", true}, {"v head_dim", Dv}});
       !s)
     return s;
   if (desc.has_additive_mask()) {
     std::vector<expected_dim> dims;
     const char* text = "";
     switch (desc.additive_mask_shape) {
-      case mask_shape::lq_lk: dims = {{"queries", Lq, "q"}, {"keys", Lk, "k"}}; text = "(Lq, Lk)"; break;
-      case mask_shape::h_lq_lk: dims = {{"heads", H}, {"queries", Lq, "q"}, {"keys", Lk, "k"}}; text = "(H, Lq, Lk)"; break;
+      case mask_shape::lq_lk: dims = {{"Lq", Lq, "q"}, {"Lk", Lk, "k"}}; text = "(Lq, Lk)"; break;
+      case mask_shape::h_lq_lk: dims = {{"heads", H, "", true}, {"Lq", Lq, "q"}, {"Lk", Lk, "k"}}; text = "(H, Lq, Lk)"; break;
       case mask_shape::b_h_lq_lk:
-        dims = {{"batch", B, "q"}, {"heads", H}, {"queries", Lq, "q"}, {"keys", Lk, "k"}};
+        dims = {{"batch", B, "q"}, {"heads", H, "", true}, {"Lq", Lq, "q"}, {"Lk", Lk, "k"}};
         text = "(B, H, Lq, Lk)";
         break;
       case mask_shape::b_1_lq_lk:
-        dims = {{"batch", B, "q"}, {"heads (broadcast)", 1}, {"queries", Lq, "q"}, {"keys", Lk, "k"}};
+        dims = {{"batch", B, "q"}, {"heads (broadcast)", 1, "", true}, {"Lq", Lq, "q"}, {"Lk", Lk, "k"}};
         text = "(B, 1, Lq, Lk)";
         break;
       case mask_shape::none: break;
@@ -160,16 +166,16 @@ status validate(const attention_desc& desc, const attention_args& args) {
   }
   if (desc.has_key_padding_mask())
     if (status s = check_layout("key_padding", args.key_padding, dtype::u8, "(B, Lk)",
-                                {{"batch", B, "q"}, {"keys", Lk, "k"}});
+                                {{"batch", B, "q"}, {"Lk", Lk, "k"}});
         !s)
       return s;
   if (status s = check_layout("output", args.output, element, "(B, Lq, H, Dv)",
-                              {{"batch", B, "q"}, {"queries", Lq, "q"}, {"heads", H}, {"v head_dim", Dv}});
+                              {{"batch", B, "q"}, {"Lq", Lq, "q"}, {"heads", H, "", true}, {"v head_dim", Dv}});
       !s)
     return s;
   if (desc.lse_output)
     if (status s = check_layout("lse", args.lse, dtype::f32, "(B, H, Lq)",
-                                {{"batch", B, "q"}, {"heads", H}, {"queries", Lq, "q"}});
+                                {{"batch", B, "q"}, {"heads", H, "", true}, {"Lq", Lq, "q"}});
         !s)
       return s;
 

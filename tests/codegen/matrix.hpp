@@ -1,0 +1,18 @@
+#pragma once
+/// Runs one description over a matrix of batch sizes and sequence lengths against the reference.
+
+#include <vector>
+
+#include "attngen/attention.hpp"
+
+namespace attngen::testing {
+
+/// The awkward lengths every configuration is checked at: 1, a prime below a vector, one above,
+/// a prime far from any tile size, and a multiple of every tile.
+inline const std::vector<int> awkward_lengths = {1, 7, 17, 113, 512};
+
+/// Compiles `desc` once through the JIT and checks every (batch, Lq, Lk) combination, Lq != Lk included.
+void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
+                             const std::vector<int>& batches);
+
+}  // namespace attngen::testing

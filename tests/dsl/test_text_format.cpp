@@ -1,0 +1,63 @@
+// The text form carries descriptions from C++ to the generator: it must round-trip exactly and
+// reject malformed input with the line named.
+#include <catch2/catch.hpp>
+
+#include "attngen/attngen.hpp"
+
+using namespace attngen;
+
+TEST_CASE("text form round-trips every field", "[dsl][text]") {
+  const auto desc = attention()
+                        .heads(12)
+                        .kv_heads(4)
+                        .head_dim(80)
+                        .v_head_dim(48)
+                        .causal(bottom_right)
+                        .additive_mask(mask_shape::b_1_lq_lk)
+                        .key_padding_mask(true_means_keep)
+                        .scale(0.3f)
+                        .return_lse()
+                        .element(dtype::bf16);
+  const auto parsed = parse_description(to_text(desc));
+  REQUIRE(parsed.error.empty());
+  // Defaults are written out explicitly, so compare through the effective values.
+  CHECK(parsed.desc.num_heads == 12);
+  CHECK(parsed.desc.effective_kv_heads() == 4);
+  CHECK(parsed.desc.qk_head_dim == 80);
+  CHECK(parsed.desc.effective_v_head_dim() == 48);
+  CHECK(parsed.desc.causal_mode == causal_alignment::bottom_right);
+  CHECK(parsed.desc.additive_mask_shape == mask_shape::b_1_lq_lk);
+  CHECK(parsed.desc.key_padding == padding_polarity::true_means_keep);
+  CHECK(parsed.desc.has_scale);
+  CHECK(parsed.desc.scale_value == 0.3f);
+  CHECK(parsed.desc.lse_output);
+  CHECK(parsed.desc.element_type == dtype::bf16);
+}
+
+TEST_CASE("text form accepts comments, blank lines and omitted defaults", "[dsl][text]") {
+  const auto parsed = parse_description("# llama\n\nheads = 32\n  kv_heads=8  # grouped\nhead_dim = 128\n");
+  REQUIRE(parsed.error.empty());
+  CHECK(parsed.desc.group_size() == 4);
+  CHECK(!parsed.desc.is_causal());
+}
+
+TEST_CASE("text form names the line of an unknown key", "[dsl][text]") {
+  CHECK(parse_description("heads = 4\nhead_dim = 64\nwindow = 3\n").error == "line 3: unknown key `window`");
+}
+
+TEST_CASE("text form names the line of a bad value", "[dsl][text]") {
+  CHECK(parse_description("heads = four\n").error == "line 1: bad value `four` for heads");
+  CHECK(parse_description("heads = 4\ncausal = diagonal\n").error == "line 2: bad value `diagonal` for causal");
+}
+
+TEST_CASE("text form applies the description rules", "[dsl][text]") {
+  CHECK(parse_description("heads = 6\nkv_heads = 4\nhead_dim = 64\n").error ==
+        "heads must be a multiple of kv_heads (each kv head serves heads/kv_heads query heads)");
+}
+
+TEST_CASE("C++ form of a description is a DSL expression", "[dsl][text]") {
+  const auto desc = attention().heads(8).kv_heads(1).head_dim(64).causal(top_left).scale(0.125f);
+  CHECK(to_cpp(desc) ==
+        "attngen::attention().heads(8).kv_heads(1).head_dim(64).v_head_dim(64)"
+        ".causal(attngen::causal_alignment::top_left).scale(0x1p-3f).element(attngen::dtype::f32)");
+}

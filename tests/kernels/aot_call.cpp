@@ -1,0 +1,92 @@
+#include "kernels/aot_call.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attngen::testing {
+
+namespace {
+
+std::vector<std::uint8_t> encode(dtype type, const std::vector<float>& values) {
+  std::vector<std::uint8_t> bytes(values.size() * size_of(type));
+  for (std::size_t n = 0; n < values.size(); ++n) {
+    if (type == dtype::f32) {
+      std::memcpy(&bytes[4 * n], &values[n], 4);
+    } else if (type == dtype::bf16) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &values[n], 4);
+      const std::uint16_t half = bits >> 16;  // values are already bf16-exact
+      std::memcpy(&bytes[2 * n], &half, 2);
+    } else {
+      const _Float16 half = static_cast<_Float16>(values[n]);
+      std::memcpy(&bytes[2 * n], &half, 2);
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+aot_call::aot_call(const attention_problem& p) : p_(p) {
+  const dtype t = p.desc.element_type;
+  q_ = encode(t, p.q);
+  k_ = encode(t, p.k);
+  v_ = encode(t, p.v);
+  mask_ = encode(t, p.mask);
+  output_.assign(p.output_size() * size_of(t), 0);
+  lse_.assign(p.desc.lse_output ? p.lse_size() : 0, 0.0f);
+}
+
+attention_args aot_call::args() {
+  const auto& d = p_.desc;
+  const dtype t = d.element_type;
+  const std::int64_t B = p_.batch, Lq = p_.query_length, Lk = p_.key_length, H = d.num_heads,
+                     KVH = d.effective_kv_heads(), D = d.qk_head_dim, Dv = d.effective_v_head_dim();
+  attention_args a;
+  a.q = make_tensor(q_.data(), t, {B, Lq, H, D});
+  a.k = make_tensor(k_.data(), t, {B, Lk, KVH, D});
+  a.v = make_tensor(v_.data(), t, {B, Lk, KVH, Dv});
+  if (d.has_additive_mask()) {
+    const auto shape = p_.mask_shape();
+    if (shape.size() == 4) a.mask = make_tensor(mask_.data(), t, {shape[0], shape[1], shape[2], shape[3]});
+    else if (shape.size() == 3) a.mask = make_tensor(mask_.data(), t, {shape[0], shape[1], shape[2]});
+    else a.mask = make_tensor(mask_.data(), t, {shape[0], shape[1]});
+  }
+  if (d.has_key_padding_mask()) a.key_padding = make_tensor(p_.key_padding.data(), {B, Lk});
+  a.output = make_tensor(output_.data(), t, {B, Lq, H, Dv});
+  if (d.lse_output) a.lse = make_tensor(lse_.data(), {B, H, Lq});
+  return a;
+}
+
+std::vector<float> aot_call::output() const {
+  const dtype t = p_.desc.element_type;
+  std::vector<float> values(p_.output_size());
+  for (std::size_t n = 0; n < values.size(); ++n) {
+    if (t == dtype::f32) {
+      std::memcpy(&values[n], &output_[4 * n], 4);
+    } else if (t == dtype::bf16) {
+      std::uint16_t half;
+      std::memcpy(&half, &output_[2 * n], 2);
+      const std::uint32_t bits = std::uint32_t(half) << 16;
+      std::memcpy(&values[n], &bits, 4);
+    } else {
+      _Float16 half;
+      std::memcpy(&half, &output_[2 * n], 2);
+      values[n] = static_cast<float>(half);
+    }
+  }
+  return values;
+}
+
+void aot_call::poison_outputs(std::uint8_t byte) {
+  std::fill(output_.begin(), output_.end(), byte);
+  std::memset(lse_.data(), byte, lse_.size() * sizeof(float));
+}
+
+bool aot_call::outputs_all_equal(std::uint8_t byte) const {
+  const auto* lse_bytes = reinterpret_cast<const std::uint8_t*>(lse_.data());
+  return std::all_of(output_.begin(), output_.end(), [&](std::uint8_t x) { return x == byte; }) &&
+         std::all_of(lse_bytes, lse_bytes + lse_.size() * sizeof(float), [&](std::uint8_t x) { return x == byte; });
+}
+
+}  // namespace attngen::testing

@@ -1,0 +1,25 @@
+#pragma once
+// Descriptions of the kernels the suite generates ahead of time through attngen_add_kernel.
+#include "attngen/attngen.hpp"
+
+namespace test_kernels {
+
+/// The flagship shape: Llama-style GQA, causal.
+inline constexpr auto gqa_causal = attngen::attention().heads(32).kv_heads(8).head_dim(128).causal(attngen::top_left);
+
+/// Every run-time tensor a description can take.
+inline constexpr auto all_options = attngen::attention()
+                                        .heads(4)
+                                        .kv_heads(2)
+                                        .head_dim(64)
+                                        .v_head_dim(32)
+                                        .causal(attngen::bottom_right)
+                                        .additive_mask(attngen::mask_shape::b_1_lq_lk)
+                                        .key_padding_mask(attngen::true_means_ignore)
+                                        .return_lse();
+
+/// bf16 multi-query attention.
+inline constexpr auto bf16_mqa =
+    attngen::attention().heads(8).kv_heads(1).head_dim(64).element(attngen::dtype::bf16).return_lse();
+
+}  // namespace test_kernels
