@@ -8,12 +8,6 @@ using namespace Halide;
 
 namespace {
 
-int float_lanes(const Target& target) {
-  if (target.has_feature(Target::AVX512)) return 16;
-  if (target.has_feature(Target::AVX) || target.has_feature(Target::AVX2)) return 8;
-  return 4;
-}
-
 // Widest power of two not above both the target's lanes and the dimension.
 int vector_width_for(int extent, int lanes) {
   int width = 1;
@@ -21,22 +15,29 @@ int vector_width_for(int extent, int lanes) {
   return width;
 }
 
+// Vectors per register tile row: up to 4, without exceeding the dimension.
+int vectors_per_tile(int extent, int width) { return std::max(1, std::min(4, extent / width)); }
+
 }  // namespace
 
 blocking cpu_blocking(const attention_desc&, const Target& target) {
   blocking tiles;
-  tiles.lanes = float_lanes(target);
-  tiles.key_block = 4 * tiles.lanes;
+  tiles.lanes = target.natural_vector_size(Float(32));
+  // 128 keys amortise the per-block merge (two exps per output lane) over 128 keys of work, and keep
+  // a block's scores, weights and products (16 x 128 floats each) on the stack.
+  tiles.key_block = 8 * tiles.lanes;
   tiles.query_tile = 16;
   return tiles;
 }
 
-void schedule_cpu(attention_algorithm& a, const Target& target) {
+void schedule_cpu(attention_algorithm& a, const Target&) {
   const int lanes = a.tiles.lanes;
-  const int v_lanes = vector_width_for(a.desc.effective_v_head_dim(), lanes);
+  const int v_dim = a.desc.effective_v_head_dim();
+  const int v_lanes = vector_width_for(v_dim, lanes);
+  const int v_vectors = vectors_per_tile(v_dim, v_lanes);
   const int tile_rows = a.tiles.query_tile;
-  Var hb("hb"), jo("jo"), ji("ji"), io("io"), iv("iv"), eo("eo"), ei("ei");
-  (void)target;
+  const int rows_per_register_tile = 4;
+  Var hb("hb"), jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv"), eo("eo"), em("em"), ei("ei"), ev("ev");
 
   // One task per (head, batch); query tiles run inside it so scratch is per tile, not per head.
   a.output.split(a.i, a.it, a.ii, tile_rows, TailStrategy::GuardWithIf)
@@ -53,37 +54,63 @@ void schedule_cpu(attention_algorithm& a, const Target& target) {
     a.lse.compute_with(a.output, a.it);
   }
 
+  // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
+  a.key_block_t.compute_at(a.output, hb).vectorize(a.j, lanes);
+  a.query_tile.compute_at(a.output, a.it).vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
+
   a.normalized.compute_at(a.output, a.it).vectorize(a.e, v_lanes);
   a.state.compute_at(a.output, a.it).vectorize(a.e, v_lanes);
-  a.state.update().reorder(a.e, a.ii, a.key_blocks, a.it, a.h, a.b).vectorize(a.e, v_lanes);
+  // The merge runs over register tiles of 4 rows x up to 4 vectors of features, so each tile's
+  // weight x V accumulator (block_pv, computed at that tile) is exactly the tile and stays in registers.
+  // Rows vary fastest, so a tile's slice of V (block_keys x 64 features) is reused from L1.
+  a.state.update()
+      .split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
+      .split(a.ii, io, iv, rows_per_register_tile)
+      .reorder(ev, iv, io, eo, a.key_blocks, a.it, a.h, a.b)
+      .vectorize(ev, v_lanes);
 
+  // Per key block, all on the stack. Halide would trim the key range of the last block (the masking
+  // select tells it which keys are dead), making sizes dynamic and the scratch heap-allocated: the
+  // block-local ranges are declared constant instead (their indices are clamped, so always safe).
   const LoopLevel per_block(a.state, a.key_blocks);
-  a.query_tile.compute_at(a.output, a.it).vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
-  a.key_block_t.compute_at(per_block).vectorize(a.j, lanes);
+  const int block_keys = a.tiles.key_block;
+  for (Func f : {a.score, a.weight}) f.bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
 
-  a.dot.compute_at(per_block).vectorize(a.j, lanes);
+  // Scores over register tiles of 4 rows x 4 vectors of keys; each tile's q.k accumulator (dot,
+  // computed at that tile) is exactly the tile, with the head_dim reduction innermost. Rows vary
+  // fastest, so a tile's slice of K is reused from L1.
+  a.score.compute_at(per_block)
+      .store_in(MemoryType::Stack)
+      .split(a.j, jo, jv, 4 * lanes)
+      .split(a.ii, io, iv, rows_per_register_tile)
+      .reorder(jv, iv, io, jo)
+      .vectorize(jv, lanes);
+  a.dot.compute_at(a.score, io)
+      .bound_extent(a.j, 4 * lanes)
+      .bound_extent(a.ii, rows_per_register_tile)
+      .vectorize(a.j, lanes);
   a.dot.update()
-      .split(a.j, jo, ji, lanes)
-      .split(a.ii, io, iv, 4)
-      .reorder(ji, iv, jo, a.qk_reduction, io)
+      .split(a.j, jm, ji, lanes)
+      .reorder(ji, jm, a.ii, a.qk_reduction)
       .vectorize(ji)
-      .unroll(iv)
-      .unroll(jo);
-  a.score.compute_at(per_block).vectorize(a.j, lanes);
-  a.block_max_lanes.compute_at(per_block).vectorize(a.lane);
+      .unroll(jm)
+      .unroll(a.ii);
+  a.block_max_lanes.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
   a.block_max_lanes.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
-  a.block_max.compute_at(per_block);
-  a.weight.compute_at(per_block).vectorize(a.j, lanes);
-  a.block_sum_lanes.compute_at(per_block).vectorize(a.lane);
+  a.block_max.compute_at(per_block).store_in(MemoryType::Stack);
+  a.weight.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
+  a.block_sum_lanes.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
   a.block_sum_lanes.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
-  a.block_sum.compute_at(per_block);
-  a.block_pv.compute_at(per_block).vectorize(a.e, v_lanes);
+  a.block_sum.compute_at(per_block).store_in(MemoryType::Stack);
+  a.block_pv.compute_at(a.state, io).bound_extent(a.ii, rows_per_register_tile).vectorize(a.e, v_lanes);
+  // A fixed feature extent would read V past v_head_dim in a partial last tile: only when tiles divide it.
+  if (v_dim % (v_vectors * v_lanes) == 0) a.block_pv.bound_extent(a.e, v_vectors * v_lanes);
   a.block_pv.update()
-      .split(a.e, eo, ei, v_lanes)
-      .split(a.ii, io, iv, 2)
-      .reorder(ei, iv, eo, a.pv_reduction, io)
+      .split(a.e, em, ei, v_lanes, TailStrategy::GuardWithIf)
+      .reorder(ei, em, a.ii, a.pv_reduction)
       .vectorize(ei)
-      .unroll(iv);
+      .unroll(em)
+      .unroll(a.ii);
 }
 
 }  // namespace attngen::codegen

@@ -43,7 +43,7 @@ struct attention_algorithm {
 
   // Intermediate stages.
   Halide::Func query_tile;      ///< (d, ii, it, h, b): q as float, pre-multiplied by the scale
-  Halide::Func key_block_t;     ///< (j, d, kb, h, b): a key block as float, transposed so keys are innermost
+  Halide::Func key_block_t;     ///< (j, d, kb, g, b): key blocks as float, transposed so keys are innermost
   Halide::Func dot;             ///< (j, ii, kb, it, h, b): scaled q.k
   Halide::Func score;           ///< (j, ii, kb, it, h, b): masked score; masked keys hold a large negative
   Halide::Func block_max_lanes; ///< (lane, ii, kb, it, h, b): per-lane partial maxima
