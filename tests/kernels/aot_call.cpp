@@ -3,29 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "support/element_codec.hpp"
+
 namespace attngen::testing {
-
-namespace {
-
-std::vector<std::uint8_t> encode(dtype type, const std::vector<float>& values) {
-  std::vector<std::uint8_t> bytes(values.size() * size_of(type));
-  for (std::size_t n = 0; n < values.size(); ++n) {
-    if (type == dtype::f32) {
-      std::memcpy(&bytes[4 * n], &values[n], 4);
-    } else if (type == dtype::bf16) {
-      std::uint32_t bits;
-      std::memcpy(&bits, &values[n], 4);
-      const std::uint16_t half = bits >> 16;  // values are already bf16-exact
-      std::memcpy(&bytes[2 * n], &half, 2);
-    } else {
-      const _Float16 half = static_cast<_Float16>(values[n]);
-      std::memcpy(&bytes[2 * n], &half, 2);
-    }
-  }
-  return bytes;
-}
-
-}  // namespace
 
 aot_call::aot_call(const attention_problem& p) : p_(p) {
   const dtype t = p.desc.element_type;
@@ -59,23 +39,7 @@ attention_args aot_call::args() {
 }
 
 std::vector<float> aot_call::output() const {
-  const dtype t = p_.desc.element_type;
-  std::vector<float> values(p_.output_size());
-  for (std::size_t n = 0; n < values.size(); ++n) {
-    if (t == dtype::f32) {
-      std::memcpy(&values[n], &output_[4 * n], 4);
-    } else if (t == dtype::bf16) {
-      std::uint16_t half;
-      std::memcpy(&half, &output_[2 * n], 2);
-      const std::uint32_t bits = std::uint32_t(half) << 16;
-      std::memcpy(&values[n], &bits, 4);
-    } else {
-      _Float16 half;
-      std::memcpy(&half, &output_[2 * n], 2);
-      values[n] = static_cast<float>(half);
-    }
-  }
-  return values;
+  return decode(p_.desc.element_type, output_.data(), p_.output_size());
 }
 
 void aot_call::poison_outputs(std::uint8_t byte) {
