@@ -1,0 +1,11 @@
+# Fails unless the binary BINARY has no dynamic dependency on libHalide (apps link only the runtime).
+execute_process(COMMAND readelf -d ${BINARY} OUTPUT_VARIABLE dynamic RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "readelf failed on ${BINARY}")
+endif()
+if(NOT dynamic MATCHES "NEEDED")
+  message(FATAL_ERROR "no dynamic section read from ${BINARY}")
+endif()
+if(dynamic MATCHES "libHalide")
+  message(FATAL_ERROR "${BINARY} links libHalide:\n${dynamic}")
+endif()
