@@ -1,0 +1,39 @@
+#include "cases.hpp"
+
+#include "bench_gqa.hpp"
+#include "bench_gqa_bf16.hpp"
+#include "bench_gqa_causal.hpp"
+#include "bench_long_causal.hpp"
+#include "bench_mha_causal.hpp"
+#include "bench_mha_small.hpp"
+
+namespace attngen::bench {
+
+double bench_case::flops() const {
+  const double dims = desc.qk_head_dim + desc.effective_v_head_dim();
+  const double full = 2.0 * batch * desc.num_heads * double(query_length) * key_length * dims;
+  return causal() ? full / 2 : full;
+}
+
+double bench_case::bytes() const {
+  const double element = size_of(desc.element_type);
+  const double H = desc.num_heads, KVH = desc.effective_kv_heads(), D = desc.qk_head_dim,
+               Dv = desc.effective_v_head_dim();
+  return element * batch * (query_length * H * D + key_length * KVH * (D + Dv) + query_length * H * Dv);
+}
+
+const std::vector<bench_case>& all_cases() {
+  // Decode rotates 4 K/V caches of 32 MiB each, more than the 32 MiB L3, so K/V come from DRAM.
+  static const std::vector<bench_case> cases = {
+      {"prefill_gqa_causal", bench_gqa_causal::description, &bench_gqa_causal::run, 1, 1024, 1024},
+      {"prefill_gqa", bench_gqa::description, &bench_gqa::run, 1, 2048, 2048},
+      {"prefill_gqa_bf16", bench_gqa_bf16::description, &bench_gqa_bf16::run, 1, 2048, 2048},
+      {"mha_small", bench_mha_small::description, &bench_mha_small::run, 16, 10, 10},
+      {"decode_gqa", bench_gqa::description, &bench_gqa::run, 1, 1, 4096, 4},
+      {"prefill_mha_causal", bench_mha_causal::description, &bench_mha_causal::run, 4, 512, 512},
+      {"long_causal", bench_long_causal::description, &bench_long_causal::run, 1, 16384, 16384},
+  };
+  return cases;
+}
+
+}  // namespace attngen::bench

@@ -1,0 +1,15 @@
+# Runs attngen-bench on one case and checks that its JSON line carries every documented field.
+execute_process(COMMAND ${BENCH} --case mha_small --no-peers --json ${JSON} RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "attngen-bench exited with ${status}")
+endif()
+file(READ ${JSON} line)
+foreach(field case B H KVH D Lq Lk causal dtype seconds_median gflops peak_gflops ratio_to_peak gbps
+              triad_gbps peak_rss_mib peer_onednn_gflops speedup_vs_onednn peer_pytorch_gflops speedup_vs_pytorch)
+  if(NOT line MATCHES "\"${field}\":")
+    message(FATAL_ERROR "field ${field} missing from:\n${line}")
+  endif()
+endforeach()
+if(NOT line MATCHES "\"case\":\"mha_small\"")
+  message(FATAL_ERROR "unexpected case in:\n${line}")
+endif()

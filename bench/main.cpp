@@ -1,0 +1,264 @@
+// attngen-bench: times attngen's generated kernels on named cases against the machine's limits and
+// the peers (oneDNN, PyTorch), all measured in the same run. Run it through scripts/bench, which
+// sets the environment that is fair to the peers.
+//
+//   attngen-bench [--threads N] [--case NAME]... [--json FILE] [--no-peers]
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cases.hpp"
+#include "machine_limits.hpp"
+#include "peer_onednn.hpp"
+#include "timing.hpp"
+
+#ifndef ATTNGEN_BENCH_PYTORCH_PEER
+#error "ATTNGEN_BENCH_PYTORCH_PEER must name the PyTorch peer script"
+#endif
+
+namespace attngen::bench {
+
+namespace {
+
+struct options {
+  int threads = int(std::thread::hardware_concurrency());
+  std::vector<std::string> cases;
+  std::string json_path;
+  bool peers = true;
+};
+
+// What a measurement in a child process sends back.
+struct child_report {
+  double value = 0;      ///< seconds (or limits)
+  double second = 0;     ///< a second value where needed
+  double peak_rss_mb = 0;
+  bool ok = false;
+};
+
+// Runs `work` in a child process (so its peak resident memory is its own), returning what it writes.
+template <typename Work>
+child_report in_child(Work work) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const std::pair<double, double> result = work();
+    const double message[2] = {result.first, result.second};
+    const bool written = write(fds[1], message, sizeof message) == ssize_t(sizeof message);
+    _exit(written ? 0 : 1);
+  }
+  close(fds[1]);
+  child_report report;
+  double message[2];
+  const bool got = read(fds[0], message, sizeof message) == ssize_t(sizeof message);
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  report.ok = got && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  report.value = message[0];
+  report.second = message[1];
+  report.peak_rss_mb = usage.ru_maxrss / 1024.0;
+  return report;
+}
+
+std::vector<std::uint8_t> random_tensor(std::size_t elements, dtype type, std::mt19937& rng) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<std::uint8_t> bytes(elements * size_of(type));
+  for (std::size_t n = 0; n < elements; ++n) {
+    const float x = uniform(rng);
+    if (type == dtype::bf16) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &x, 4);
+      const std::uint16_t half = bits >> 16;
+      std::memcpy(&bytes[2 * n], &half, 2);
+    } else {
+      std::memcpy(&bytes[4 * n], &x, 4);
+    }
+  }
+  return bytes;
+}
+
+// Times attngen's kernel on `c`; returns (median seconds, MiB of tensors allocated).
+std::pair<double, double> time_attngen(const bench_case& c, int threads) {
+  set_num_threads(threads);
+  const auto& d = c.desc;
+  const std::int64_t B = c.batch, Lq = c.query_length, Lk = c.key_length, H = d.num_heads,
+                     KVH = d.effective_kv_heads(), D = d.qk_head_dim, Dv = d.effective_v_head_dim();
+  const dtype t = d.element_type;
+  std::mt19937 rng(1);
+  auto q = random_tensor(B * Lq * H * D, t, rng);
+  std::vector<std::vector<std::uint8_t>> k, v;
+  for (int n = 0; n < c.rotated_caches; ++n) {
+    k.push_back(random_tensor(B * Lk * KVH * D, t, rng));
+    v.push_back(random_tensor(B * Lk * KVH * Dv, t, rng));
+  }
+  std::vector<std::uint8_t> out(B * Lq * H * Dv * size_of(t));
+  const double tensor_mib =
+      (q.size() + out.size() + c.rotated_caches * (k[0].size() + v[0].size())) / double(1 << 20);
+  attention_args args;
+  args.q = make_tensor(q.data(), t, {B, Lq, H, D});
+  args.output = make_tensor(out.data(), t, {B, Lq, H, Dv});
+  bool failed = false;
+  const double seconds = median_seconds([&](int call) {
+    const int cache = call % c.rotated_caches;
+    args.k = make_tensor(k[cache].data(), t, {B, Lk, KVH, D});
+    args.v = make_tensor(v[cache].data(), t, {B, Lk, KVH, Dv});
+    if (status s = c.run(args); !s) {
+      std::fprintf(stderr, "%s: %s\n", c.name.c_str(), s.message().c_str());
+      failed = true;
+    }
+  });
+  return {failed ? -1.0 : seconds, tensor_mib};
+}
+
+// Runs the PyTorch peer script; nullopt when torch is missing or the script fails.
+std::optional<double> time_pytorch(const bench_case& c, int threads) {
+  const auto& d = c.desc;
+  const std::string command =
+      std::string("/usr/bin/python3 ") + ATTNGEN_BENCH_PYTORCH_PEER + " " + std::to_string(threads) + " " +
+      std::to_string(c.batch) + " " + std::to_string(d.num_heads) + " " + std::to_string(d.effective_kv_heads()) +
+      " " + std::to_string(d.qk_head_dim) + " " + std::to_string(d.effective_v_head_dim()) + " " +
+      std::to_string(c.query_length) + " " + std::to_string(c.key_length) + " " + (c.causal() ? "1" : "0") + " " +
+      std::string(name_of(d.element_type)) + " " + std::to_string(c.rotated_caches) + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  char line[512] = {};
+  const bool got = std::fgets(line, sizeof line, pipe) != nullptr;
+  const int status = pclose(pipe);
+  if (!got || status != 0) return std::nullopt;
+  return std::strtod(line, nullptr);
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int n = 1; n < argc; ++n) {
+    const std::string flag = argv[n];
+    auto value = [&]() -> std::string {
+      if (n + 1 >= argc) {
+        std::fprintf(stderr, "attngen-bench: %s needs a value\n", flag.c_str());
+        std::exit(2);
+      }
+      return argv[++n];
+    };
+    if (flag == "--threads") o.threads = std::atoi(value().c_str());
+    else if (flag == "--case") o.cases.push_back(value());
+    else if (flag == "--json") o.json_path = value();
+    else if (flag == "--no-peers") o.peers = false;
+    else {
+      std::fprintf(stderr,
+                   "usage: attngen-bench [--threads N] [--case NAME]... [--json FILE] [--no-peers]\ncases:");
+      for (const auto& c : all_cases()) std::fprintf(stderr, " %s", c.name.c_str());
+      std::fprintf(stderr, "\n");
+      std::exit(flag == "--help" ? 0 : 2);
+    }
+  }
+  return o;
+}
+
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.6g", x);
+  return text;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  const options o = parse(argc, argv);
+  std::vector<const bench_case*> selected;
+  for (const auto& c : all_cases())
+    if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end())
+      selected.push_back(&c);
+  if (selected.size() != (o.cases.empty() ? all_cases().size() : o.cases.size())) {
+    std::fprintf(stderr, "attngen-bench: unknown case name (see --help)\n");
+    return 2;
+  }
+
+  const child_report limits_report = in_child([&] {
+    const machine_limits m = measure_machine_limits(o.threads);
+    return std::pair{m.peak_gflops, m.triad_gbps};
+  });
+  const double peak = limits_report.value, triad = limits_report.second;
+  std::printf("machine: %d threads, fp32 FMA peak %.0f GFLOP/s, triad %.1f GB/s (measured now)\n", o.threads, peak,
+              triad);
+  const bool have_onednn = o.peers && onednn_available();
+  if (o.peers && !have_onednn) std::printf("peer onednn: missing (built without libdnnl-dev)\n");
+
+  FILE* json = o.json_path.empty() ? nullptr : std::fopen(o.json_path.c_str(), "w");
+  if (!o.json_path.empty() && json == nullptr) {
+    std::fprintf(stderr, "attngen-bench: cannot write %s\n", o.json_path.c_str());
+    return 1;
+  }
+  std::printf("%-20s %9s %7s %8s %7s %9s | %9s %7s | %9s %7s\n", "case", "ms", "GFLOP/s", "of peak", "GB/s",
+              "RSS MiB", "oneDNN", "speedup", "PyTorch", "speedup");
+  bool all_ok = true;
+  for (const bench_case* c : selected) {
+    const child_report ours = in_child([&] { return time_attngen(*c, o.threads); });
+    if (!ours.ok || ours.value <= 0) {
+      std::printf("%-20s failed\n", c->name.c_str());
+      all_ok = false;
+      continue;
+    }
+    const double seconds = ours.value, gflops = c->flops() / seconds / 1e9, gbps = c->bytes() / seconds / 1e9;
+    double onednn = NAN, pytorch = NAN;
+    std::string missing;
+    if (have_onednn) {
+      const child_report peer = in_child([&] { return std::pair{time_onednn(*c), 0.0}; });
+      if (peer.ok) onednn = c->flops() / peer.value / 1e9;
+    } else if (o.peers) {
+      missing += "\"onednn\"";
+    }
+    if (o.peers) {
+      if (const auto peer = time_pytorch(*c, o.threads)) pytorch = c->flops() / *peer / 1e9;
+      else missing += std::string(missing.empty() ? "" : ",") + "\"pytorch\"";
+    }
+    auto peer_text = [&](double peer_gflops, double ours_gflops) {
+      char text[32];
+      if (std::isnan(peer_gflops)) std::snprintf(text, sizeof text, "%9s %7s", o.peers ? "missing" : "skipped", "");
+      else std::snprintf(text, sizeof text, "%9.1f %6.2fx", peer_gflops, ours_gflops / peer_gflops);
+      return std::string(text);
+    };
+    std::printf("%-20s %9.3f %7.1f %7.0f%% %7.1f %9.0f | %s | %s\n", c->name.c_str(), seconds * 1e3, gflops,
+                100 * gflops / peak, gbps, ours.peak_rss_mb, peer_text(onednn, gflops).c_str(),
+                peer_text(pytorch, gflops).c_str());
+    std::fflush(stdout);
+    if (json) {
+      const auto& d = c->desc;
+      std::fprintf(json,
+                   "{\"case\":\"%s\",\"B\":%d,\"H\":%d,\"KVH\":%d,\"D\":%d,\"Dv\":%d,\"Lq\":%d,\"Lk\":%d,"
+                   "\"causal\":%s,\"dtype\":\"%s\",\"threads\":%d,\"seconds_median\":%s,\"gflops\":%s,"
+                   "\"peak_gflops\":%s,\"ratio_to_peak\":%s,\"gbps\":%s,\"triad_gbps\":%s,"
+                   "\"ratio_to_triad\":%s,\"peak_rss_mib\":%s,\"tensors_mib\":%s,"
+                   "\"peer_onednn_gflops\":%s,\"speedup_vs_onednn\":%s,"
+                   "\"peer_pytorch_gflops\":%s,\"speedup_vs_pytorch\":%s,\"missing_peers\":[%s]}\n",
+                   c->name.c_str(), c->batch, d.num_heads, d.effective_kv_heads(), d.qk_head_dim,
+                   d.effective_v_head_dim(), c->query_length, c->key_length, c->causal() ? "true" : "false",
+                   std::string(name_of(d.element_type)).c_str(), o.threads, json_number(seconds).c_str(),
+                   json_number(gflops).c_str(), json_number(peak).c_str(), json_number(gflops / peak).c_str(),
+                   json_number(gbps).c_str(), json_number(triad).c_str(), json_number(gbps / triad).c_str(),
+                   json_number(ours.peak_rss_mb).c_str(), json_number(ours.second).c_str(),
+                   json_number(onednn).c_str(), json_number(gflops / onednn).c_str(), json_number(pytorch).c_str(),
+                   json_number(gflops / pytorch).c_str(), missing.c_str());
+    }
+  }
+  if (json) std::fclose(json);
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace attngen::bench
+
+int main(int argc, char** argv) { return attngen::bench::run(argc, argv); }
