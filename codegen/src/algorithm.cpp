@@ -30,25 +30,25 @@ int mask_rank(mask_shape shape) {
   return 0;
 }
 
-// The additive mask's value for (key, row, head, batch); indices already clamped into range.
-Expr additive_mask_at(const attention_algorithm& a, Expr key, Expr row, Expr head, Expr batch) {
+// The additive mask's value for (key, query, head, batch); indices already clamped into range.
+Expr additive_mask_at(const attention_algorithm& a, Expr key, Expr query, Expr head, Expr batch) {
   switch (a.desc.additive_mask_shape) {
-    case mask_shape::lq_lk: return a.mask(key, row);
-    case mask_shape::h_lq_lk: return a.mask(key, row, head);
-    case mask_shape::b_h_lq_lk: return a.mask(key, row, head, batch);
-    case mask_shape::b_1_lq_lk: return a.mask(key, row, 0, batch);
+    case mask_shape::lq_lk: return a.mask(key, query);
+    case mask_shape::h_lq_lk: return a.mask(key, query, head);
+    case mask_shape::b_h_lq_lk: return a.mask(key, query, head, batch);
+    case mask_shape::b_1_lq_lk: return a.mask(key, query, 0, batch);
     case mask_shape::none: break;
   }
   return Expr();
 }
 
-// True where the key is excluded for the row by causality or key padding.
-Expr structurally_masked(const attention_algorithm& a, Expr key, Expr row, Expr key_clamped, Expr batch,
+// True where the key is excluded for the query by causality or key padding.
+Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Expr key_clamped, Expr batch,
                          Expr query_length, Expr key_length) {
   Expr masked = key >= key_length;
-  if (a.desc.causal_mode == causal_alignment::top_left) masked = masked || key > row;
+  if (a.desc.causal_mode == causal_alignment::top_left) masked = masked || key > query;
   if (a.desc.causal_mode == causal_alignment::bottom_right)
-    masked = masked || key > row + (key_length - query_length);
+    masked = masked || key > query + (key_length - query_length);
   if (a.desc.has_key_padding_mask()) {
     Expr flag = a.key_padding(key_clamped, batch) != 0;
     masked = masked || (a.desc.key_padding == padding_polarity::true_means_ignore ? flag : !flag);
@@ -88,7 +88,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   const Type element = halide_type_of(desc.element_type);
   const int head_dim = desc.qk_head_dim;
   const int group = desc.group_size();
-  const int tile_rows = tiles.query_tile;
+  const int tile_queries = tiles.queries_per_tile;
   const int block_keys = tiles.key_block;
   const float scale = desc.has_scale ? desc.scale_value : 1.0f / std::sqrt(static_cast<float>(head_dim));
 
@@ -98,106 +98,110 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   if (desc.has_additive_mask()) a.mask = ImageParam(element, mask_rank(desc.additive_mask_shape), "mask");
   if (desc.has_key_padding_mask()) a.key_padding = ImageParam(UInt(8), 2, "key_padding");
 
-  Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, i = a.i, h = a.h, b = a.b, lane = a.lane;
+  Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, g = a.g, i = a.i, h = a.h, b = a.b,
+      lane = a.lane;
   const Expr query_length = a.q.dim(2).extent();
   const Expr key_length = a.k.dim(2).extent();
 
-  // Rows past the end of the last tile and keys past the end of the last block are computed on
-  // clamped indices (never out of bounds) and masked or discarded.
-  const Expr row = it * tile_rows + ii;
-  const Expr row_clamped = clamp(row, 0, query_length - 1);
+  // Row ii of tile it is query `query` of head `head` (a head of kv group g). Queries past the end of
+  // the last tile and keys past the end of the last block are computed on clamped indices (never out
+  // of bounds) and masked or discarded.
+  const Expr query = it * tile_queries + ii / group;
+  const Expr head = g * group + ii % group;
+  const Expr query_clamped = clamp(query, 0, query_length - 1);
   const Expr key = kb * block_keys + j;
   const Expr key_clamped = clamp(key, 0, key_length - 1);
 
   a.query_tile = Func("query_tile");
-  a.query_tile(d, ii, it, h, b) = cast<float>(a.q(d, h, row_clamped, b)) * scale;
+  a.query_tile(d, ii, it, g, b) = cast<float>(a.q(d, head, query_clamped, b)) * scale;
 
   a.key_block_t = Func("key_block_t");
-  a.key_block_t(j, d, kb, h, b) = cast<float>(a.k(d, h, key_clamped, b));
+  a.key_block_t(j, d, kb, g, b) = cast<float>(a.k(d, g, key_clamped, b));
 
   a.qk_reduction = RDom(0, head_dim, "rd");
   a.dot = Func("dot");
-  a.dot(j, ii, kb, it, h, b) = 0.0f;
-  a.dot(j, ii, kb, it, h, b) +=
-      a.query_tile(a.qk_reduction, ii, it, h, b) * a.key_block_t(j, a.qk_reduction, kb, h / group, b);
+  a.dot(j, ii, kb, it, g, b) = 0.0f;
+  a.dot(j, ii, kb, it, g, b) +=
+      a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block_t(j, a.qk_reduction, kb, g, b);
 
-  Expr raw_score = a.dot(j, ii, kb, it, h, b);
-  Expr masked = structurally_masked(a, key, row, key_clamped, b, query_length, key_length);
+  Expr raw_score = a.dot(j, ii, kb, it, g, b);
+  Expr masked = structurally_masked(a, key, query, key_clamped, b, query_length, key_length);
   if (desc.has_additive_mask()) {
-    Expr bias = cast<float>(additive_mask_at(a, key_clamped, row_clamped, h, b));
+    Expr bias = cast<float>(additive_mask_at(a, key_clamped, query_clamped, head, b));
     raw_score += bias;
     masked = masked || bias <= mask_out_threshold;
   }
   a.score = Func("score");
-  a.score(j, ii, kb, it, h, b) = select(masked, masked_score, raw_score);
+  a.score(j, ii, kb, it, g, b) = select(masked, masked_score, raw_score);
 
   // Row maximum of a block: lane-parallel partial maxima, then across lanes.
   const int lane_groups = block_keys / tiles.lanes;
   a.lane_reduction = RDom(0, lane_groups, "rg");
   a.lane_collapse = RDom(0, tiles.lanes, "rl");
   a.block_max_lanes = Func("block_max_lanes");
-  a.block_max_lanes(lane, ii, kb, it, h, b) = masked_score;
-  a.block_max_lanes(lane, ii, kb, it, h, b) =
-      max(a.block_max_lanes(lane, ii, kb, it, h, b),
-          a.score(a.lane_reduction * tiles.lanes + lane, ii, kb, it, h, b));
+  a.block_max_lanes(lane, ii, kb, it, g, b) = masked_score;
+  a.block_max_lanes(lane, ii, kb, it, g, b) =
+      max(a.block_max_lanes(lane, ii, kb, it, g, b),
+          a.score(a.lane_reduction * tiles.lanes + lane, ii, kb, it, g, b));
   a.block_max = Func("block_max");
-  a.block_max(ii, kb, it, h, b) = score_floor;
-  a.block_max(ii, kb, it, h, b) =
-      max(a.block_max(ii, kb, it, h, b), a.block_max_lanes(a.lane_collapse, ii, kb, it, h, b));
+  a.block_max(ii, kb, it, g, b) = score_floor;
+  a.block_max(ii, kb, it, g, b) =
+      max(a.block_max(ii, kb, it, g, b), a.block_max_lanes(a.lane_collapse, ii, kb, it, g, b));
 
   // Halide assumes no NaNs: its max() may drop a NaN score and its exp() may turn NaN into a finite
   // value. So a NaN score is carried into the weight explicitly, and from there through the row's
   // sum and accumulator (and nothing else). The subtraction is strict: under fast-math LLVM may
   // assume its result is not NaN and fold the test away.
-  const Expr shifted = strict_float(a.score(j, ii, kb, it, h, b) - a.block_max(ii, kb, it, h, b));
+  const Expr shifted = strict_float(a.score(j, ii, kb, it, g, b) - a.block_max(ii, kb, it, g, b));
   a.weight = Func("weight");
-  a.weight(j, ii, kb, it, h, b) = select(is_nan(shifted), shifted, exp(shifted));
+  a.weight(j, ii, kb, it, g, b) = select(is_nan(shifted), shifted, exp(shifted));
 
   a.block_sum_lanes = Func("block_sum_lanes");
-  a.block_sum_lanes(lane, ii, kb, it, h, b) = 0.0f;
-  a.block_sum_lanes(lane, ii, kb, it, h, b) += a.weight(a.lane_reduction * tiles.lanes + lane, ii, kb, it, h, b);
+  a.block_sum_lanes(lane, ii, kb, it, g, b) = 0.0f;
+  a.block_sum_lanes(lane, ii, kb, it, g, b) += a.weight(a.lane_reduction * tiles.lanes + lane, ii, kb, it, g, b);
   a.block_sum = Func("block_sum");
-  a.block_sum(ii, kb, it, h, b) = 0.0f;
-  a.block_sum(ii, kb, it, h, b) += a.block_sum_lanes(a.lane_collapse, ii, kb, it, h, b);
+  a.block_sum(ii, kb, it, g, b) = 0.0f;
+  a.block_sum(ii, kb, it, g, b) += a.block_sum_lanes(a.lane_collapse, ii, kb, it, g, b);
 
   a.pv_reduction = RDom(0, block_keys, "rj");
   Expr pv_key = clamp(kb * block_keys + a.pv_reduction, 0, key_length - 1);
   a.block_pv = Func("block_pv");
-  a.block_pv(e, ii, kb, it, h, b) = 0.0f;
-  a.block_pv(e, ii, kb, it, h, b) +=
-      a.weight(a.pv_reduction, ii, kb, it, h, b) * cast<float>(a.v(e, h / group, pv_key, b));
+  a.block_pv(e, ii, kb, it, g, b) = 0.0f;
+  a.block_pv(e, ii, kb, it, g, b) += a.weight(a.pv_reduction, ii, kb, it, g, b) * cast<float>(a.v(e, g, pv_key, b));
 
   // Merge block after block into the running state (max, sum, accumulator).
   a.key_blocks = RDom(0, (key_length + block_keys - 1) / block_keys, "rk");
   if (desc.is_causal()) {
     Expr offset = desc.causal_mode == causal_alignment::bottom_right ? key_length - query_length : Expr(0);
-    a.key_blocks.where(a.key_blocks * block_keys <= it * tile_rows + (tile_rows - 1) + offset);
+    a.key_blocks.where(a.key_blocks * block_keys <= it * tile_queries + (tile_queries - 1) + offset);
   }
   a.state = Func("state");
-  a.state(e, ii, it, h, b) = Tuple(score_floor, 0.0f, 0.0f);
+  a.state(e, ii, it, g, b) = Tuple(score_floor, 0.0f, 0.0f);
   {
-    const Expr running_max = a.state(e, ii, it, h, b)[0];
-    const Expr running_sum = a.state(e, ii, it, h, b)[1];
-    const Expr running_acc = a.state(e, ii, it, h, b)[2];
-    const Expr block_max = a.block_max(ii, a.key_blocks, it, h, b);
+    const Expr running_max = a.state(e, ii, it, g, b)[0];
+    const Expr running_sum = a.state(e, ii, it, g, b)[1];
+    const Expr running_acc = a.state(e, ii, it, g, b)[2];
+    const Expr block_max = a.block_max(ii, a.key_blocks, it, g, b);
     const Expr new_max = max(running_max, block_max);
     const Expr keep = exp(running_max - new_max);
     const Expr add = exp(block_max - new_max);
-    a.state(e, ii, it, h, b) = Tuple(new_max, running_sum * keep + a.block_sum(ii, a.key_blocks, it, h, b) * add,
-                                     running_acc * keep + a.block_pv(e, ii, a.key_blocks, it, h, b) * add);
+    a.state(e, ii, it, g, b) = Tuple(new_max, running_sum * keep + a.block_sum(ii, a.key_blocks, it, g, b) * add,
+                                     running_acc * keep + a.block_pv(e, ii, a.key_blocks, it, g, b) * add);
   }
 
   // A fully masked row has sum exactly 0: every visible key contributes at least exp(0) at its block.
-  const Expr sum = a.state(e, ii, it, h, b)[1];
+  const Expr sum = a.state(e, ii, it, g, b)[1];
   a.normalized = Func("normalized");
-  a.normalized(e, ii, it, h, b) = select(sum == 0.0f, 0.0f, a.state(e, ii, it, h, b)[2] / sum);
+  a.normalized(e, ii, it, g, b) = select(sum == 0.0f, 0.0f, a.state(e, ii, it, g, b)[2] / sum);
 
+  // Output (d, h, i, b) order: query i of head h is row (i % tile_queries) * group + h % group.
+  const Expr row_of = (i % tile_queries) * group + h % group;
   a.output = Func("output");
-  a.output(e, h, i, b) = cast(element, a.normalized(e, i % tile_rows, i / tile_rows, h, b));
+  a.output(e, h, i, b) = cast(element, a.normalized(e, row_of, i / tile_queries, h / group, b));
 
   if (desc.lse_output) {
-    const Expr row_sum = a.state(0, i % tile_rows, i / tile_rows, h, b)[1];
-    const Expr row_max = a.state(0, i % tile_rows, i / tile_rows, h, b)[0];
+    const Expr row_sum = a.state(0, row_of, i / tile_queries, h / group, b)[1];
+    const Expr row_max = a.state(0, row_of, i / tile_queries, h / group, b)[0];
     a.lse = Func("lse");
     a.lse(i, h, b) = select(row_sum == 0.0f, negative_infinity(),
                             is_nan(row_sum), row_sum, row_max + log(row_sum));

@@ -40,7 +40,7 @@ void compile_kernel(const kernel_request& request) {
   }
   // Each target gets its own schedule (vector widths differ), so the module is built per target.
   auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
-    attention_algorithm a = define_attention(request.desc, cpu_blocking(target));
+    attention_algorithm a = define_attention(request.desc, cpu_blocking(request.desc, target));
     schedule_cpu(a);
     std::vector<Halide::Argument> arguments = a.arguments();
     return Halide::Pipeline(a.outputs()).compile_to_module(arguments, fn_name, target);

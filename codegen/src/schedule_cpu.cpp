@@ -20,13 +20,16 @@ int vectors_per_tile(int extent, int width) { return std::max(1, std::min(4, ext
 
 }  // namespace
 
-blocking cpu_blocking(const Target& target) {
+blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   blocking tiles;
   tiles.lanes = target.natural_vector_size(Float(32));
   // 128 keys amortise the per-block merge (two exps per output lane) over 128 keys of work, and keep
   // a block's scores, weights and products (16 x 128 floats each) on the stack.
   tiles.key_block = 8 * tiles.lanes;
-  tiles.query_tile = 16;
+  // About 16 rows per tile, a multiple of the 4-row register tile where the group size allows.
+  const int group = desc.group_size();
+  tiles.queries_per_tile = std::max(1, 16 / group);
+  while ((tiles.queries_per_tile * group) % 4 != 0 && tiles.queries_per_tile * group < 16) ++tiles.queries_per_tile;
   return tiles;
 }
 
@@ -37,27 +40,33 @@ void schedule_cpu(attention_algorithm& a) {
   const int v_dim = a.desc.effective_v_head_dim();
   const int v_lanes = vector_width_for(v_dim, lanes);
   const int v_vectors = vectors_per_tile(v_dim, v_lanes);
-  const int tile_rows = a.tiles.query_tile;
-  const int rows_per_register_tile = 4;
-  Var hb("hb"), jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv"), eo("eo"), em("em"), ei("ei"), ev("ev");
+  const int group = a.desc.group_size();
+  const int tile_queries = a.tiles.queries_per_tile;
+  const int tile_rows = a.tiles.rows(a.desc);
+  const int rows_per_register_tile = tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1;
+  Var gb("gb"), m("m"), iq("iq"), jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv"), eo("eo"), em("em"),
+      ei("ei"), ev("ev");
 
-  // One task per (head, batch); query tiles run inside it so scratch is per tile, not per head.
-  a.output.split(a.i, a.it, a.ii, tile_rows, TailStrategy::GuardWithIf)
-      .reorder(a.e, a.ii, a.it, a.h, a.b)
-      .fuse(a.h, a.b, hb)
-      .parallel(hb)
+  // One task per (kv head, batch): the group's heads share each K/V block. Query tiles run inside the
+  // task so scratch is per tile.
+  a.output.split(a.h, a.g, m, group)
+      .split(a.i, a.it, iq, tile_queries, TailStrategy::GuardWithIf)
+      .reorder(a.e, m, iq, a.it, a.g, a.b)
+      .fuse(a.g, a.b, gb)
+      .parallel(gb)
       .vectorize(a.e, v_lanes);
   if (a.desc.lse_output) {
     // The log-sum-exp shares the output's loop nest, so the state computed per tile serves both.
-    a.lse.split(a.i, a.it, a.ii, tile_rows, TailStrategy::GuardWithIf)
-        .reorder(a.ii, a.it, a.h, a.b)
-        .fuse(a.h, a.b, hb)
-        .parallel(hb);
+    a.lse.split(a.h, a.g, m, group)
+        .split(a.i, a.it, iq, tile_queries, TailStrategy::GuardWithIf)
+        .reorder(m, iq, a.it, a.g, a.b)
+        .fuse(a.g, a.b, gb)
+        .parallel(gb);
     a.lse.compute_with(a.output, a.it);
   }
 
   // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
-  a.key_block_t.compute_at(a.output, hb).vectorize(a.j, lanes);
+  a.key_block_t.compute_at(a.output, gb).vectorize(a.j, lanes);
   a.query_tile.compute_at(a.output, a.it).vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
 
   a.normalized.compute_at(a.output, a.it).vectorize(a.e, v_lanes);
@@ -68,7 +77,7 @@ void schedule_cpu(attention_algorithm& a) {
   a.state.update()
       .split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
       .split(a.ii, io, iv, rows_per_register_tile)
-      .reorder(ev, iv, io, eo, a.key_blocks, a.it, a.h, a.b)
+      .reorder(ev, iv, io, eo, a.key_blocks, a.it, a.g, a.b)
       .vectorize(ev, v_lanes);
 
   // Per key block, all on the stack. Halide would trim the key range of the last block (the masking

@@ -31,7 +31,7 @@ struct jit_kernel::impl {
 
 jit_kernel::jit_kernel(const attention_desc& desc) : impl_(std::make_unique<impl>()) {
   impl_->target = codegen::running_cpu_target();
-  impl_->algorithm = codegen::define_attention(desc, codegen::cpu_blocking(impl_->target));
+  impl_->algorithm = codegen::define_attention(desc, codegen::cpu_blocking(desc, impl_->target));
   codegen::schedule_cpu(impl_->algorithm);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);

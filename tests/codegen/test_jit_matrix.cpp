@@ -25,6 +25,10 @@ TEST_CASE("GQA H32 KVH8 D128 matches the reference", "[jit][matrix]") {
   check_against_reference(attention().heads(32).kv_heads(8).head_dim(128), {1, 7, 113, 512}, {1});
 }
 
+TEST_CASE("GQA H6 KVH2 (groups of 3) causal matches the reference", "[jit][matrix]") {
+  check_against_reference(attention().heads(6).kv_heads(2).head_dim(64).causal(bottom_right), awkward_lengths, {1, 3});
+}
+
 TEST_CASE("causal top-left GQA H4 KVH2 D64 matches the reference", "[jit][matrix][causal]") {
   check_against_reference(gqa_4_2.causal(top_left), awkward_lengths, {1, 3});
 }

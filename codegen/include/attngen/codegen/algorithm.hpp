@@ -1,8 +1,8 @@
 #pragma once
 /// The attention algorithm as Halide Funcs: what is computed, with no scheduling.
 ///
-/// Flash-style decomposition. Queries are grouped in tiles of `query_tile` rows and keys in blocks of
-/// `key_block` keys. For each (tile, block) the block's scores, its row maxima, its softmax numerators,
+/// Flash-style decomposition. A tile holds `queries_per_tile` queries for every head of one GQA group
+/// (row ii is query ii / G of the tile, head ii % G of the group); keys come in blocks of `key_block`. For each (tile, block) the block's scores, its row maxima, its softmax numerators,
 /// their row sums and their product with V are pure Funcs of the block index; a recurrence over key
 /// blocks merges them into a running (max, sum, accumulator) state, so no (Lq x Lk) matrix exists.
 /// Causal descriptions skip key blocks that no row of the tile can see.
@@ -17,10 +17,15 @@
 namespace attngen::codegen {
 
 /// Tile sizes that shape the decomposition. Chosen by the schedule for a target.
+/// A tile's rows are (query, group head) pairs: `queries_per_tile` queries times the heads that share
+/// one kv head, so each key/value block is read once for the whole group.
 struct blocking {
-  int query_tile = 16;  ///< query rows per tile
-  int key_block = 64;   ///< keys per block; a multiple of `lanes`
-  int lanes = 16;       ///< float lanes the block reductions are vectorised over
+  int queries_per_tile = 16;  ///< queries per tile
+  int key_block = 64;         ///< keys per block; a multiple of `lanes`
+  int lanes = 16;             ///< float lanes the block reductions are vectorised over
+
+  /// Rows of a tile: queries_per_tile x group size.
+  int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
 };
 
 /// Every Func and parameter of one attention kernel, so a schedule can reach them.
@@ -38,22 +43,22 @@ struct attention_algorithm {
   Halide::Func lse;     ///< (B, H, Lq) float32; defined only if desc.lse_output
 
   // Pure variables: e (v feature), d (qk feature), j (key within block), ii (row within tile),
-  // kb (key block), it (query tile), i (query row), h (query head), b (batch), lane (vector lane).
-  Halide::Var e{"e"}, d{"d"}, j{"j"}, ii{"ii"}, kb{"kb"}, it{"it"}, i{"i"}, h{"h"}, b{"b"}, lane{"lane"};
+  // kb (key block), it (query tile), g (kv head), i (query), h (query head), b (batch), lane.
+  Halide::Var e{"e"}, d{"d"}, j{"j"}, ii{"ii"}, kb{"kb"}, it{"it"}, g{"g"}, i{"i"}, h{"h"}, b{"b"}, lane{"lane"};
 
   // Intermediate stages.
-  Halide::Func query_tile;      ///< (d, ii, it, h, b): q as float, pre-multiplied by the scale
+  Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
   Halide::Func key_block_t;     ///< (j, d, kb, g, b): key blocks as float, transposed so keys are innermost
-  Halide::Func dot;             ///< (j, ii, kb, it, h, b): scaled q.k
-  Halide::Func score;           ///< (j, ii, kb, it, h, b): masked score; masked keys hold a large negative
-  Halide::Func block_max_lanes; ///< (lane, ii, kb, it, h, b): per-lane partial maxima
-  Halide::Func block_max;       ///< (ii, kb, it, h, b): row maximum of the block, floored
-  Halide::Func weight;          ///< (j, ii, kb, it, h, b): exp(score - block_max); exactly 0 when masked
-  Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, h, b)
-  Halide::Func block_sum;       ///< (ii, kb, it, h, b)
-  Halide::Func block_pv;        ///< (e, ii, kb, it, h, b): weight x V over the block
-  Halide::Func state;           ///< (e, ii, it, h, b) Tuple(running max, running sum, accumulator)
-  Halide::Func normalized;      ///< (e, ii, it, h, b): accumulator / sum, 0 for fully masked rows
+  Halide::Func dot;             ///< (j, ii, kb, it, g, b): scaled q.k
+  Halide::Func score;           ///< (j, ii, kb, it, g, b): masked score; masked keys hold a large negative
+  Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima
+  Halide::Func block_max;       ///< (ii, kb, it, g, b): row maximum of the block, floored
+  Halide::Func weight;          ///< (j, ii, kb, it, g, b): exp(score - block_max); exactly 0 when masked
+  Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, g, b)
+  Halide::Func block_sum;       ///< (ii, kb, it, g, b)
+  Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
+  Halide::Func state;           ///< (e, ii, it, g, b) Tuple(running max, running sum, accumulator)
+  Halide::Func normalized;      ///< (e, ii, it, g, b): accumulator / sum, 0 for fully masked rows
 
   Halide::RDom qk_reduction;     ///< over d
   Halide::RDom lane_reduction;   ///< over key_block / lanes lane groups

@@ -6,11 +6,12 @@
 
 namespace attngen::codegen {
 
-/// Tile sizes for a CPU target: vector width from the target's widest float vector.
-blocking cpu_blocking(const Halide::Target& target);
+/// Tile sizes for a CPU target: vector width from the target's widest float vector, about 16 rows
+/// of (query, group head) pairs per tile.
+blocking cpu_blocking(const attention_desc& desc, const Halide::Target& target);
 
-/// Schedules every stage of `a`, defined with cpu_blocking(target), for that CPU target. Parallel
-/// over (head, batch), query tiles inside.
+/// Schedules every stage of `a`, defined with a blocking for that CPU target. Parallel over
+/// (kv head, batch), query tiles inside.
 void schedule_cpu(attention_algorithm& a);
 
 }  // namespace attngen::codegen
