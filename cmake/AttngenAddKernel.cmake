@@ -20,7 +20,8 @@ and links the attngen runtime. Steps, all at build time:
 
 1. A small program that includes ``<header>`` is compiled: ``attngen::validated<VARIABLE>()`` rejects an
    invalid description here, with a message naming the problem. Run, it writes the text form.
-2. The ``attngen`` generator compiles the text form for each target into ``<name>_halide.a``.
+2. The ``attngen`` generator compiles the text form for each target into one library per kernel
+   variant, ``<name>_halide_<variant>.a`` (shape-specific tilings the wrapper picks from per call).
 3. The typed wrapper ``<name>.cpp`` is compiled into ``<name>``.
 
 Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack), e.g.
@@ -80,9 +81,12 @@ function(attngen_add_kernel name)
   if(ARG_NAMESPACE)
     set(namespace_arguments --namespace ${ARG_NAMESPACE})
   endif()
-  set(generated
-      ${ARG_OUTPUT_DIRECTORY}/${name}_halide.a ${ARG_OUTPUT_DIRECTORY}/${name}_halide.h
-      ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
+  # One library per kernel variant (shape-specific tilings; see attngen/runtime/variants.hpp).
+  set(variant_libraries)
+  foreach(variant general short_keys single_query)
+    list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_${variant}.a)
+  endforeach()
+  set(generated ${variant_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
   add_custom_command(
     OUTPUT ${generated}
     COMMAND attngen::generator generate --description ${description_text} --name ${name}
@@ -95,5 +99,5 @@ function(attngen_add_kernel name)
   add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
   add_library(attngen::${name} ALIAS ${name})
   target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIRECTORY}>)
-  target_link_libraries(${name} PUBLIC ${ARG_OUTPUT_DIRECTORY}/${name}_halide.a attngen::runtime)
+  target_link_libraries(${name} PUBLIC ${variant_libraries} attngen::runtime)
 endfunction()

@@ -5,6 +5,7 @@
 
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
+#include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/wrapper.hpp"
 #include "attngen/validation.hpp"
 
@@ -30,30 +31,41 @@ void compile_kernel(const kernel_request& request) {
     throw std::runtime_error("invalid description: " + std::string(problem));
   if (request.targets.empty()) throw std::runtime_error("no target given");
 
-  const std::string function = request.name + "_halide";
-  const std::string prefix = request.output_directory + "/" + function;
   std::vector<Halide::Target> targets;
   std::vector<std::string> target_names;
   for (const auto& t : request.targets) {
     targets.push_back(kernel_target(t));
     target_names.push_back(t.to_string());
   }
-  // Each target gets its own schedule (vector widths differ), so the module is built per target.
-  auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
-    attention_algorithm a = define_attention(request.desc, cpu_blocking(request.desc, target));
-    schedule_cpu(a);
-    std::vector<Halide::Argument> arguments = a.arguments();
-    return Halide::Pipeline(a.outputs()).compile_to_module(arguments, fn_name, target);
-  };
-  Halide::compile_multitarget(function,
-                              {{Halide::OutputFileType::static_library, prefix + ".a"},
-                               {Halide::OutputFileType::c_header, prefix + ".h"}},
-                              targets, {}, module_for);
+  // One static library per variant; each target gets its own schedule (vector widths differ), so
+  // modules are built per target.
+  for (int v = 0; v < kernel_variant_count; ++v) {
+    const auto variant = static_cast<kernel_variant>(v);
+    const std::string function = halide_function_name(request.name, variant);
+    const std::string prefix = request.output_directory + "/" + function;
+    auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
+      attention_algorithm a = define_attention(request.desc, cpu_variant_blocking(request.desc, target, variant));
+      schedule_cpu(a);
+      std::vector<Halide::Argument> arguments = a.arguments();
+      return Halide::Pipeline(a.outputs()).compile_to_module(arguments, fn_name, target);
+    };
+    Halide::compile_multitarget(function,
+                                {{Halide::OutputFileType::static_library, prefix + ".a"},
+                                 {Halide::OutputFileType::c_header, prefix + ".h"}},
+                                targets, {}, module_for);
+  }
 
+  // The variant rule needs the general tiling's queries per tile; it is the same on every target.
+  const int general_queries_per_tile =
+      cpu_variant_blocking(request.desc, targets.front(), kernel_variant::general).queries_per_tile;
   const wrapper_sources wrapper =
-      emit_wrapper(request.name, request.cpp_namespace, request.desc, function, target_names);
+      emit_wrapper(request.name, request.cpp_namespace, request.desc, general_queries_per_tile, target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
+}
+
+std::string halide_function_name(const std::string& kernel_name, kernel_variant variant) {
+  return kernel_name + "_halide_" + name_of(variant);
 }
 
 void compile_runtime(const Halide::Target& target, const std::string& library_path) {

@@ -44,6 +44,7 @@ void schedule_cpu(attention_algorithm& a) {
   const int tile_queries = a.tiles.queries_per_tile;
   const int tile_rows = a.tiles.rows(a.desc);
   const int rows_per_register_tile = tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1;
+  const int key_vectors = std::min(4, a.tiles.key_block / lanes);
   Var gb("gb"), m("m"), iq("iq"), jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv"), eo("eo"), em("em"),
       ei("ei"), ev("ev");
 
@@ -67,7 +68,13 @@ void schedule_cpu(attention_algorithm& a) {
 
   // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
   a.key_block_t.compute_at(a.output, gb).vectorize(a.j, lanes);
-  a.query_tile.compute_at(a.output, a.it).vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
+  // One tile's queries. The extents are pinned: with bottom-right causality and Lq > Lk, Halide derives
+  // this region from the causal predicate and gives tiles that see no key a negative extent (a
+  // negative allocation, then writes out of bounds).
+  a.query_tile.compute_at(a.output, a.it)
+      .bound_extent(a.it, 1)
+      .bound_extent(a.ii, tile_rows)
+      .vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
 
   a.normalized.compute_at(a.output, a.it).vectorize(a.e, v_lanes);
   a.state.compute_at(a.output, a.it).vectorize(a.e, v_lanes);
@@ -87,17 +94,17 @@ void schedule_cpu(attention_algorithm& a) {
   const int block_keys = a.tiles.key_block;
   for (Func f : {a.score, a.weight}) f.bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
 
-  // Scores over register tiles of 4 rows x 4 vectors of keys; each tile's q.k accumulator (dot,
+  // Scores over register tiles of up to 4 rows x 4 vectors of keys; each tile's q.k accumulator (dot,
   // computed at that tile) is exactly the tile, with the head_dim reduction innermost. Rows vary
   // fastest, so consecutive tiles read the same slice of K.
   a.score.compute_at(per_block)
       .store_in(MemoryType::Stack)
-      .split(a.j, jo, jv, 4 * lanes)
+      .split(a.j, jo, jv, key_vectors * lanes)
       .split(a.ii, io, iv, rows_per_register_tile)
       .reorder(jv, iv, io, jo)
       .vectorize(jv, lanes);
   a.dot.compute_at(a.score, io)
-      .bound_extent(a.j, 4 * lanes)
+      .bound_extent(a.j, key_vectors * lanes)
       .bound_extent(a.ii, rows_per_register_tile)
       .vectorize(a.j, lanes);
   a.dot.update()

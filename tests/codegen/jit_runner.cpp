@@ -6,6 +6,7 @@
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/targets.hpp"
+#include "attngen/codegen/variants.hpp"
 #include "support/element_codec.hpp"
 
 namespace attngen::testing {
@@ -29,9 +30,9 @@ struct jit_kernel::impl {
   Halide::Pipeline pipeline;
 };
 
-jit_kernel::jit_kernel(const attention_desc& desc) : impl_(std::make_unique<impl>()) {
+jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant) : impl_(std::make_unique<impl>()) {
   impl_->target = codegen::running_cpu_target();
-  impl_->algorithm = codegen::define_attention(desc, codegen::cpu_blocking(desc, impl_->target));
+  impl_->algorithm = codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, impl_->target, variant));
   codegen::schedule_cpu(impl_->algorithm);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);

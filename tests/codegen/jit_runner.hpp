@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "attngen/runtime/variants.hpp"
 #include "support/problem.hpp"
 
 namespace attngen::testing {
@@ -14,10 +15,10 @@ struct jit_result {
   std::vector<float> lse;
 };
 
-/// A description compiled once for the running CPU, callable for any sizes.
+/// A description compiled once for the running CPU in one kernel variant, callable for any sizes.
 class jit_kernel {
  public:
-  explicit jit_kernel(const attention_desc& desc);
+  explicit jit_kernel(const attention_desc& desc, kernel_variant variant = kernel_variant::general);
   ~jit_kernel();
   jit_kernel(const jit_kernel&) = delete;
   jit_kernel& operator=(const jit_kernel&) = delete;

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "codegen/jit_runner.hpp"
 #include "reference/reference_attention.hpp"
 #include "support/compare.hpp"
@@ -10,17 +12,22 @@ namespace attngen::testing {
 
 void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
                              const std::vector<int>& batches) {
-  jit_kernel kernel(desc);
+  std::vector<std::unique_ptr<jit_kernel>> variants;
+  for (int v = 0; v < kernel_variant_count; ++v)
+    variants.push_back(std::make_unique<jit_kernel>(desc, kernel_variant(v)));
   std::uint32_t seed = 1;
   for (int batch : batches)
     for (int query_length : lengths)
       for (int key_length : lengths) {
         const auto problem = make_random_problem(desc, batch, query_length, key_length, seed++);
-        const auto result = kernel.run(problem);
-        const auto c = compare_with_reference(problem, reference_attention(problem), result.output, result.lse);
-        INFO(problem.name() << ": max error " << c.max_output_error << " (tolerance " << c.output_tolerance
-                            << ") " << c.first_failure);
-        CHECK(c.ok);
+        const auto expected = reference_attention(problem);
+        for (int v = 0; v < kernel_variant_count; ++v) {
+          const auto result = variants[v]->run(problem);
+          const auto c = compare_with_reference(problem, expected, result.output, result.lse);
+          INFO(problem.name() << " variant=" << name_of(kernel_variant(v)) << ": max error " << c.max_output_error
+                              << " (tolerance " << c.output_tolerance << ") " << c.first_failure);
+          CHECK(c.ok);
+        }
       }
 }
 

@@ -11,7 +11,8 @@ namespace attngen::testing {
 /// a prime far from any tile size, and a multiple of every tile.
 inline const std::vector<int> awkward_lengths = {1, 7, 17, 113, 512};
 
-/// Compiles `desc` once through the JIT and checks every (batch, Lq, Lk) combination, Lq != Lk included.
+/// Compiles `desc` once per kernel variant through the JIT and checks every variant at every
+/// (batch, Lq, Lk) combination, Lq != Lk included: the run-time choice of variant must never matter.
 void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
                              const std::vector<int>& batches);
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "aot_all_options.hpp"
-#include "aot_all_options_halide.h"
+#include "aot_all_options_halide_general.h"
 #include "attngen/runtime/kernel_bridge.hpp"
 #include "kernels/aot_call.hpp"
 
@@ -165,7 +165,7 @@ TEST_CASE("an error inside the kernel is captured into the status, not printed a
   aot_call call(problem);
   call.poison_outputs(poison);
   auto entry = [](void* context, halide_buffer_t* const* b) {
-    return aot_all_options_halide(context, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
+    return aot_all_options_halide_general(context, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
   };
   const status s = detail::run_attention_kernel(narrower, call.args(), entry);
   CHECK(s.code() == error_code::kernel_failed);

@@ -1,13 +1,15 @@
 #pragma once
-/// Ahead-of-time compilation of a description into what an app links: a static library holding the
-/// Halide kernel (one per target, with run-time dispatch when several are given), its C header, and
-/// a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`) that validates arguments through the runtime.
+/// Ahead-of-time compilation of a description into what an app links: a static library per kernel
+/// variant (each holding one kernel per target, with run-time dispatch when several are given), their
+/// C headers, and a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`) that validates arguments through
+/// the runtime and picks the variant for the call's shape.
 
 #include <string>
 #include <vector>
 
 #include "Halide.h"
 #include "attngen/attention.hpp"
+#include "attngen/runtime/variants.hpp"
 
 namespace attngen::codegen {
 
@@ -19,9 +21,13 @@ struct kernel_request {
   std::string output_directory;
 };
 
-/// Writes <name>_halide.a, <name>_halide.h, <name>.hpp and <name>.cpp into the output directory.
-/// Throws std::runtime_error (or Halide::CompileError) on failure.
+/// Writes, for each kernel variant V, <name>_halide_V.a and <name>_halide_V.h, and the wrapper
+/// <name>.hpp and <name>.cpp, into the output directory. Throws std::runtime_error (or a Halide
+/// error) on failure.
 void compile_kernel(const kernel_request& request);
+
+/// The generated Halide function (and file stem) of one variant of a kernel.
+std::string halide_function_name(const std::string& kernel_name, kernel_variant variant);
 
 /// Writes a static library holding the Halide runtime for `target`, shared by all kernels of an app.
 void compile_runtime(const Halide::Target& target, const std::string& library_path);

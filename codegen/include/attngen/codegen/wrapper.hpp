@@ -13,8 +13,9 @@ struct wrapper_sources {
   std::string source;  ///< <name>.cpp
 };
 
-/// `halide_function` is the generated Halide entry point; `target_names` are recorded in the header.
+/// The wrapper calls the variants' Halide functions (see halide_function_name) and picks one per call
+/// with attngen::choose_variant; `target_names` are recorded in the header.
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             const std::string& halide_function, const std::vector<std::string>& target_names);
+                             int general_queries_per_tile, const std::vector<std::string>& target_names);
 
 }  // namespace attngen::codegen

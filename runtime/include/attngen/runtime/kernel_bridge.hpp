@@ -4,6 +4,7 @@
 
 #include "HalideRuntime.h"
 #include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/variants.hpp"
 
 namespace attngen::detail {
 
@@ -12,5 +13,9 @@ namespace attngen::detail {
 using generated_entry = int (*)(void* user_context, halide_buffer_t* const* buffers);
 
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, generated_entry entry);
+
+/// The kernel variant for the call's shape (any variant when the arguments are malformed: validation
+/// rejects those before a kernel runs).
+kernel_variant variant_for(const attention_args& args, int group_size, int general_queries_per_tile);
 
 }  // namespace attngen::detail
