@@ -66,8 +66,6 @@ void schedule_cpu(attention_algorithm& a) {
     a.lse.compute_with(a.output, a.it);
   }
 
-  // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
-  a.key_block_t.compute_at(a.output, gb).vectorize(a.j, lanes);
   // One tile's queries. The extents are pinned: with bottom-right causality and Lq > Lk, Halide derives
   // this region from the causal predicate and gives tiles that see no key a negative extent (a
   // negative allocation, then writes out of bounds).
@@ -94,25 +92,48 @@ void schedule_cpu(attention_algorithm& a) {
   const int block_keys = a.tiles.key_block;
   for (Func f : {a.score, a.weight}) f.bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
 
-  // Scores over register tiles of up to 4 rows x 4 vectors of keys; each tile's q.k accumulator (dot,
-  // computed at that tile) is exactly the tile, with the head_dim reduction innermost. Rows vary
-  // fastest, so consecutive tiles read the same slice of K.
-  a.score.compute_at(per_block)
-      .store_in(MemoryType::Stack)
-      .split(a.j, jo, jv, key_vectors * lanes)
-      .split(a.ii, io, iv, rows_per_register_tile)
-      .reorder(jv, iv, io, jo)
-      .vectorize(jv, lanes);
-  a.dot.compute_at(a.score, io)
-      .bound_extent(a.j, key_vectors * lanes)
-      .bound_extent(a.ii, rows_per_register_tile)
-      .vectorize(a.j, lanes);
-  a.dot.update()
-      .split(a.j, jm, ji, lanes)
-      .reorder(ji, jm, a.ii, a.qk_reduction)
-      .vectorize(ji)
-      .unroll(jm)
-      .unroll(a.ii);
+
+  if (a.tiles.transpose_keys) {
+    // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
+    a.key_block_t.compute_at(a.output, gb).vectorize(a.j, lanes);
+    // Scores over register tiles of up to 4 rows x 4 vectors of keys; each tile's q.k accumulator
+    // (dot, computed at that tile) is exactly the tile, with the head_dim reduction innermost. Rows
+    // vary fastest, so consecutive tiles read the same slice of K.
+    a.score.compute_at(per_block)
+        .store_in(MemoryType::Stack)
+        .split(a.j, jo, jv, key_vectors * lanes)
+        .split(a.ii, io, iv, rows_per_register_tile)
+        .reorder(jv, iv, io, jo)
+        .vectorize(jv, lanes);
+    a.dot.compute_at(a.score, io)
+        .bound_extent(a.j, key_vectors * lanes)
+        .bound_extent(a.ii, rows_per_register_tile)
+        .vectorize(a.j, lanes);
+    a.dot.update()
+        .split(a.j, jm, ji, lanes)
+        .reorder(ji, jm, a.ii, a.qk_reduction)
+        .vectorize(ji)
+        .unroll(jm)
+        .unroll(a.ii);
+  } else {
+    // Few rows per key (decoding): transposing K would cost more than using it (measured: 68% of a
+    // decode call, plus freeing the staged copy). q.k runs along head_dim over K as stored, every
+    // row of the tile at once, then a horizontal sum per key.
+    const int qk_lanes = vector_width_for(a.desc.qk_head_dim, lanes);
+    Var u("u");
+    RVar rdo("rdo"), rdi("rdi");
+    a.score.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
+    a.dot.compute_at(per_block).store_in(MemoryType::Stack).bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
+    Func along_head_dim =
+        a.dot.update().split(a.qk_reduction.x, rdo, rdi, qk_lanes, TailStrategy::GuardWithIf).rfactor(rdi, u);
+    // Decoding streams K and V from memory once: fetch two key blocks ahead.
+    a.state.update().prefetch(a.k, a.key_blocks, a.key_blocks, 2).prefetch(a.v, a.key_blocks, a.key_blocks, 2);
+    // The horizontal sum as one vector reduction per key and row, not qk_lanes scalar adds.
+    a.dot.update().atomic().vectorize(rdi);
+    along_head_dim.compute_at(a.dot, a.j).vectorize(u);
+    along_head_dim.update().reorder(u, a.ii, rdo).vectorize(u).unroll(a.ii, rows_per_register_tile,
+                                                                         TailStrategy::GuardWithIf);
+  }
   a.block_max_lanes.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
   a.block_max_lanes.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
   a.block_max.compute_at(per_block).store_in(MemoryType::Stack);

@@ -9,7 +9,10 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
   switch (variant) {
     case kernel_variant::general: break;
     case kernel_variant::short_keys: tiles.key_block = tiles.lanes; break;
-    case kernel_variant::single_query: tiles.queries_per_tile = 1; break;
+    case kernel_variant::single_query:
+      tiles.queries_per_tile = 1;
+      tiles.transpose_keys = false;
+      break;
   }
   return tiles;
 }

@@ -23,6 +23,9 @@ struct blocking {
   int queries_per_tile = 16;  ///< queries per tile
   int key_block = 64;         ///< keys per block; a multiple of `lanes`
   int lanes = 16;             ///< float lanes the block reductions are vectorised over
+  /// Stage K transposed (keys innermost) so q.k vectorises over keys; otherwise q.k vectorises along
+  /// head_dim over K as stored. A schedule choice: worth it when many rows share each key.
+  bool transpose_keys = true;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
