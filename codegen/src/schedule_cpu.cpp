@@ -50,7 +50,8 @@ void schedule_cpu(attention_algorithm& a) {
 
   // One task per (kv head, batch): the group's heads share each K/V block. Query tiles run inside the
   // task so scratch is per tile.
-  a.output.split(a.h, a.g, m, group)
+  // Heads split exactly into groups (H is a multiple of the group size), so a task covers one kv head.
+  a.output.split(a.h, a.g, m, group, TailStrategy::RoundUp)
       .split(a.i, a.it, iq, tile_queries, TailStrategy::GuardWithIf)
       .reorder(a.e, m, iq, a.it, a.g, a.b)
       .fuse(a.g, a.b, gb)
@@ -58,7 +59,7 @@ void schedule_cpu(attention_algorithm& a) {
       .vectorize(a.e, v_lanes);
   if (a.desc.lse_output) {
     // The log-sum-exp shares the output's loop nest, so the state computed per tile serves both.
-    a.lse.split(a.h, a.g, m, group)
+    a.lse.split(a.h, a.g, m, group, TailStrategy::RoundUp)
         .split(a.i, a.it, iq, tile_queries, TailStrategy::GuardWithIf)
         .reorder(m, iq, a.it, a.g, a.b)
         .fuse(a.g, a.b, gb)
@@ -70,12 +71,20 @@ void schedule_cpu(attention_algorithm& a) {
   // this region from the causal predicate and gives tiles that see no key a negative extent (a
   // negative allocation, then writes out of bounds).
   a.query_tile.compute_at(a.output, a.it)
+      .store_in(MemoryType::Stack)
       .bound_extent(a.it, 1)
       .bound_extent(a.ii, tile_rows)
       .vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
 
-  a.normalized.compute_at(a.output, a.it).vectorize(a.e, v_lanes);
-  a.state.compute_at(a.output, a.it).vectorize(a.e, v_lanes);
+  // Per-tile state on the stack (tiny shapes run thousands of tasks, and heap allocations were a
+  // large part of each); stack allocations need constant extents, so the tile's are stated.
+  for (Func f : {a.normalized, a.state})
+    f.compute_at(a.output, a.it)
+        .store_in(MemoryType::Stack)
+        .bound(a.e, 0, v_dim)
+        .bound_extent(a.ii, tile_rows)
+        .bound_extent(a.it, 1)
+        .vectorize(a.e, v_lanes);
   // The merge runs over register tiles of 4 rows x up to 4 vectors of features, so each tile's
   // weight x V accumulator (block_pv, computed at that tile) is exactly the tile and stays in registers.
   // Rows vary fastest, so consecutive tiles read the same slice of V.
