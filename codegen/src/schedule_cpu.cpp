@@ -15,8 +15,10 @@ int vector_width_for(int extent, int lanes) {
   return width;
 }
 
-// Vectors per register tile row: up to 4, without exceeding the dimension.
-int vectors_per_tile(int extent, int width) { return std::max(1, std::min(4, extent / width)); }
+// Vectors per register tile row, without exceeding the dimension: 4 rows x 4 vectors of accumulators
+// fill half of AVX-512's 32 registers; with 16 registers (AVX2, SSE) 4 x 4 spilled, so 4 x 2.
+int vectors_per_tile(int extent, int width, int most) { return std::max(1, std::min(most, extent / width)); }
+int most_vectors_per_row(int lanes) { return lanes >= 16 ? 4 : 2; }
 
 }  // namespace
 
@@ -39,12 +41,12 @@ void schedule_cpu(attention_algorithm& a) {
   const int lanes = a.tiles.lanes;
   const int v_dim = a.desc.effective_v_head_dim();
   const int v_lanes = vector_width_for(v_dim, lanes);
-  const int v_vectors = vectors_per_tile(v_dim, v_lanes);
+  const int v_vectors = vectors_per_tile(v_dim, v_lanes, most_vectors_per_row(lanes));
   const int group = a.desc.group_size();
   const int tile_queries = a.tiles.queries_per_tile;
   const int tile_rows = a.tiles.rows(a.desc);
   const int rows_per_register_tile = tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1;
-  const int key_vectors = std::min(4, a.tiles.key_block / lanes);
+  const int key_vectors = vectors_per_tile(a.tiles.key_block, lanes, most_vectors_per_row(lanes));
   Var gb("gb"), m("m"), iq("iq"), jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv"), eo("eo"), em("em"),
       ei("ei"), ev("ev");
 

@@ -30,8 +30,9 @@ struct jit_kernel::impl {
   Halide::Pipeline pipeline;
 };
 
-jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant) : impl_(std::make_unique<impl>()) {
-  impl_->target = codegen::running_cpu_target();
+jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const std::string& target)
+    : impl_(std::make_unique<impl>()) {
+  impl_->target = target.empty() ? codegen::running_cpu_target() : codegen::parse_target(target);
   impl_->algorithm = codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, impl_->target, variant));
   codegen::schedule_cpu(impl_->algorithm);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());

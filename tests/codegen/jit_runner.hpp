@@ -3,6 +3,7 @@
 /// the AOT generator uses, so the wide configuration matrix needs no per-configuration build step.
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "attngen/runtime/variants.hpp"
@@ -18,7 +19,9 @@ struct jit_result {
 /// A description compiled once for the running CPU in one kernel variant, callable for any sizes.
 class jit_kernel {
  public:
-  explicit jit_kernel(const attention_desc& desc, kernel_variant variant = kernel_variant::general);
+  /// `target`: a Halide target string this CPU runs; empty means the best the CPU supports.
+  explicit jit_kernel(const attention_desc& desc, kernel_variant variant = kernel_variant::general,
+                      const std::string& target = "");
   ~jit_kernel();
   jit_kernel(const jit_kernel&) = delete;
   jit_kernel& operator=(const jit_kernel&) = delete;

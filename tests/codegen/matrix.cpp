@@ -11,10 +11,10 @@
 namespace attngen::testing {
 
 void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
-                             const std::vector<int>& batches) {
+                             const std::vector<int>& batches, const std::string& target) {
   std::vector<std::unique_ptr<jit_kernel>> variants;
   for (int v = 0; v < kernel_variant_count; ++v)
-    variants.push_back(std::make_unique<jit_kernel>(desc, kernel_variant(v)));
+    variants.push_back(std::make_unique<jit_kernel>(desc, kernel_variant(v), target));
   std::uint32_t seed = 1;
   for (int batch : batches)
     for (int query_length : lengths)
@@ -24,7 +24,7 @@ void check_against_reference(const attention_desc& desc, const std::vector<int>&
         for (int v = 0; v < kernel_variant_count; ++v) {
           const auto result = variants[v]->run(problem);
           const auto c = compare_with_reference(problem, expected, result.output, result.lse);
-          INFO(problem.name() << " variant=" << name_of(kernel_variant(v)) << ": max error " << c.max_output_error
+          INFO(problem.name() << " target=" << (target.empty() ? "best" : target) << " variant=" << name_of(kernel_variant(v)) << ": max error " << c.max_output_error
                               << " (tolerance " << c.output_tolerance << ") " << c.first_failure);
           CHECK(c.ok);
         }

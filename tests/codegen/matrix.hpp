@@ -1,6 +1,7 @@
 #pragma once
 /// Runs one description over a matrix of batch sizes and sequence lengths against the reference.
 
+#include <string>
 #include <vector>
 
 #include "attngen/attention.hpp"
@@ -13,7 +14,9 @@ inline const std::vector<int> awkward_lengths = {1, 7, 17, 113, 512};
 
 /// Compiles `desc` once per kernel variant through the JIT and checks every variant at every
 /// (batch, Lq, Lk) combination, Lq != Lk included: the run-time choice of variant must never matter.
+/// `target`: a Halide target string this CPU runs (e.g. the AVX2 or baseline member of a fat
+/// library); empty means the best the CPU supports.
 void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
-                             const std::vector<int>& batches);
+                             const std::vector<int>& batches, const std::string& target = "");
 
 }  // namespace attngen::testing

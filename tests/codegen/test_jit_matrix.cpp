@@ -106,3 +106,27 @@ TEST_CASE("bf16 inputs and output with float32 accumulation match the reference"
 TEST_CASE("f16 inputs and output with float32 accumulation match the reference", "[jit][matrix][dtype]") {
   check_against_reference(gqa_4_2.additive_mask(mask_shape::lq_lk).element(dtype::f16), awkward_lengths, {1});
 }
+
+// Fat libraries also hold these targets; the dispatcher picks them on CPUs without AVX-512.
+const auto every_option = attention()
+                              .heads(8)
+                              .kv_heads(2)
+                              .head_dim(64)
+                              .v_head_dim(48)
+                              .causal(bottom_right)
+                              .additive_mask(mask_shape::b_1_lq_lk)
+                              .key_padding_mask(true_means_keep)
+                              .return_lse();
+
+TEST_CASE("AVX2 target: every option at once matches the reference", "[jit][matrix][targets]") {
+  check_against_reference(every_option, awkward_lengths, {1, 3}, "x86-64-linux-avx2-fma-f16c");
+}
+
+TEST_CASE("baseline x86-64 target: every option at once matches the reference", "[jit][matrix][targets]") {
+  check_against_reference(every_option, {1, 17, 113}, {2}, "x86-64-linux");
+}
+
+TEST_CASE("AVX2 target: bf16 GQA H32 KVH8 D128 matches the reference", "[jit][matrix][targets]") {
+  check_against_reference(attention().heads(32).kv_heads(8).head_dim(128).element(dtype::bf16), {1, 113}, {1},
+                          "x86-64-linux-avx2-fma-f16c");
+}
