@@ -13,41 +13,50 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 constexpr long fma_iterations = 100'000'000;
+constexpr int fma_chains = 16;
 
-// 12 independent accumulators cover FMA latency x throughput on current x86 cores.
+// 16 independent accumulators cover FMA latency x throughput on current x86 cores. Every chain must
+// reach the result: when only one did, the compiler deleted the others and the "peak" (one
+// latency-bound chain counted as 12) came out 3x too high.
 __attribute__((target("avx512f"))) double fma_flops_avx512() {
-  __m512 acc[12];
-  for (auto& a : acc) a = _mm512_set1_ps(0.0f);
+  __m512 acc[fma_chains];
+  for (int n = 0; n < fma_chains; ++n) acc[n] = _mm512_set1_ps(1.0f + n);
   const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
   for (long n = 0; n < fma_iterations; ++n)
     for (auto& a : acc) a = _mm512_fmadd_ps(a, x, y);
-  volatile float sink = _mm512_reduce_add_ps(acc[0]);
+  __m512 sum = acc[0];
+  for (int n = 1; n < fma_chains; ++n) sum = _mm512_add_ps(sum, acc[n]);
+  volatile float sink = _mm512_reduce_add_ps(sum);
   (void)sink;
-  return 12.0 * 16 * 2 * fma_iterations;
+  return 2.0 * 16 * fma_chains * fma_iterations;
 }
 
 __attribute__((target("avx2,fma"))) double fma_flops_avx2() {
-  __m256 acc[12];
-  for (auto& a : acc) a = _mm256_set1_ps(0.0f);
+  __m256 acc[fma_chains];
+  for (int n = 0; n < fma_chains; ++n) acc[n] = _mm256_set1_ps(1.0f + n);
   const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
   for (long n = 0; n < fma_iterations; ++n)
     for (auto& a : acc) a = _mm256_fmadd_ps(a, x, y);
+  __m256 sum = acc[0];
+  for (int n = 1; n < fma_chains; ++n) sum = _mm256_add_ps(sum, acc[n]);
   float lanes[8];
-  _mm256_storeu_ps(lanes, acc[0]);
+  _mm256_storeu_ps(lanes, sum);
   volatile float sink = lanes[0];
   (void)sink;
-  return 12.0 * 8 * 2 * fma_iterations;
+  return 2.0 * 8 * fma_chains * fma_iterations;
 }
 
 double fma_flops_sse() {
-  __m128 acc[12];
-  for (auto& a : acc) a = _mm_set1_ps(0.0f);
+  __m128 acc[fma_chains];
+  for (int n = 0; n < fma_chains; ++n) acc[n] = _mm_set1_ps(1.0f + n);
   const __m128 x = _mm_set1_ps(0.999999f), y = _mm_set1_ps(1e-7f);
-  for (long n = 0; n < fma_iterations / 2; ++n)
+  for (long n = 0; n < fma_iterations / 4; ++n)
     for (auto& a : acc) a = _mm_add_ps(_mm_mul_ps(a, x), y);
-  volatile float sink = _mm_cvtss_f32(acc[0]);
+  __m128 sum = acc[0];
+  for (int n = 1; n < fma_chains; ++n) sum = _mm_add_ps(sum, acc[n]);
+  volatile float sink = _mm_cvtss_f32(sum);
   (void)sink;
-  return 12.0 * 4 * 2 * (fma_iterations / 2);
+  return 2.0 * 4 * fma_chains * (fma_iterations / 4);
 }
 
 // Runs `work` on `threads` threads at once; returns total work / wall seconds.
