@@ -8,10 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <random>
 #include <string>
@@ -21,6 +21,7 @@
 #include "cases.hpp"
 #include "machine_limits.hpp"
 #include "peer_onednn.hpp"
+#include "random_data.hpp"
 #include "timing.hpp"
 
 #ifndef ATTNGEN_BENCH_PYTORCH_PEER
@@ -75,19 +76,8 @@ child_report in_child(Work work) {
 }
 
 std::vector<std::uint8_t> random_tensor(std::size_t elements, dtype type, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<std::uint8_t> bytes(elements * size_of(type));
-  for (std::size_t n = 0; n < elements; ++n) {
-    const float x = uniform(rng);
-    if (type == dtype::bf16) {
-      std::uint32_t bits;
-      std::memcpy(&bits, &x, 4);
-      const std::uint16_t half = bits >> 16;
-      std::memcpy(&bytes[2 * n], &half, 2);
-    } else {
-      std::memcpy(&bytes[4 * n], &x, 4);
-    }
-  }
+  fill_uniform(bytes.data(), elements, type, rng);
   return bytes;
 }
 

@@ -3,12 +3,12 @@
 #ifdef ATTNGEN_BENCH_HAS_ONEDNN
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "random_data.hpp"
 #include "timing.hpp"
 
 namespace attngen::bench {
@@ -51,22 +51,10 @@ double time_onednn(const bench_case& c) {
   const matmul output_op(matmul::primitive_desc(matmul::desc(probs_md, v_md, out_md), cpu));
 
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   auto filled = [&](const memory::desc& md) {
     memory m(md, cpu);
-    const std::size_t bytes = md.get_size();
-    if (md.data_type() == dt::f32) {
-      float* p = static_cast<float*>(m.get_data_handle());
-      for (std::size_t n = 0; n < bytes / 4; ++n) p[n] = uniform(rng);
-    } else {
-      auto* p = static_cast<std::uint16_t*>(m.get_data_handle());
-      for (std::size_t n = 0; n < bytes / 2; ++n) {
-        const float x = uniform(rng);
-        std::uint32_t bits;
-        std::memcpy(&bits, &x, 4);
-        p[n] = std::uint16_t(bits >> 16);
-      }
-    }
+    const dtype type = md.data_type() == dt::f32 ? dtype::f32 : dtype::bf16;
+    fill_uniform(m.get_data_handle(), md.get_size() / size_of(type), type, rng);
     return m;
   };
   const memory::dim chunks = groups / chunk;

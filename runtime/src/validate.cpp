@@ -20,8 +20,9 @@ struct expected_dim {
   bool is_count = false;
 };
 
-std::string describe(const expected_dim& dim, std::int64_t extent) {
-  return dim.is_count ? std::to_string(extent) + " " + dim.label : std::string(dim.label) + " " + std::to_string(extent);
+std::string describe(const expected_dim& dim) {
+  const std::string extent = std::to_string(dim.extent);
+  return dim.is_count ? extent + " " + dim.label : std::string(dim.label) + " " + extent;
 }
 
 std::string shape_text(const tensor_view& t) {
@@ -59,7 +60,7 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
     if (t.shape[d] != dims[d].extent) {
       std::string from = *dims[d].from ? std::string(" (from ") + dims[d].from + ")" : "";
       return fail(error_code::wrong_shape, name,
-                  "expected " + describe(dims[d], dims[d].extent) + from + ", got " + std::to_string(t.shape[d]) +
+                  "expected " + describe(dims[d]) + from + ", got " + std::to_string(t.shape[d]) +
                       "; shape is " + shape_text(t));
     }
   }
