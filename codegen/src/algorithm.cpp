@@ -98,7 +98,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   if (desc.has_additive_mask()) a.mask = ImageParam(element, mask_rank(desc.additive_mask_shape), "mask");
   if (desc.has_key_padding_mask()) a.key_padding = ImageParam(UInt(8), 2, "key_padding");
 
-  Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, g = a.g, i = a.i, h = a.h, b = a.b,
+  Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, s = a.s, g = a.g, i = a.i, h = a.h, b = a.b,
       lane = a.lane;
   const Expr query_length = a.q.dim(2).extent();
   const Expr key_length = a.k.dim(2).extent();
@@ -169,30 +169,61 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   a.block_pv(e, ii, kb, it, g, b) = 0.0f;
   a.block_pv(e, ii, kb, it, g, b) += a.weight(a.pv_reduction, ii, kb, it, g, b) * cast<float>(a.v(e, g, pv_key, b));
 
-  // Merge block after block into the running state (max, sum, accumulator).
-  a.key_blocks = RDom(0, (key_length + block_keys - 1) / block_keys, "rk");
+  // Merge block after block into the running state (max, sum, accumulator) of each key split.
+  const Expr block_count = (key_length + block_keys - 1) / block_keys;
+  const int blocks_per_split = tiles.key_blocks_per_split;
+  Expr block;
+  if (blocks_per_split > 0) {
+    a.key_blocks = RDom(0, blocks_per_split, "rk");
+    block = s * blocks_per_split + a.key_blocks;
+    a.key_blocks.where(block < block_count);
+  } else {
+    a.key_blocks = RDom(0, block_count, "rk");
+    block = a.key_blocks;
+  }
   if (desc.is_causal()) {
     Expr offset = desc.causal_mode == causal_alignment::bottom_right ? key_length - query_length : Expr(0);
-    a.key_blocks.where(a.key_blocks * block_keys <= it * tile_queries + (tile_queries - 1) + offset);
+    a.key_blocks.where(block * block_keys <= it * tile_queries + (tile_queries - 1) + offset);
   }
   a.state = Func("state");
-  a.state(e, ii, it, g, b) = Tuple(score_floor, 0.0f, 0.0f);
+  a.state(e, ii, it, s, g, b) = Tuple(score_floor, 0.0f, 0.0f);
   {
-    const Expr running_max = a.state(e, ii, it, g, b)[0];
-    const Expr running_sum = a.state(e, ii, it, g, b)[1];
-    const Expr running_acc = a.state(e, ii, it, g, b)[2];
-    const Expr block_max = a.block_max(ii, a.key_blocks, it, g, b);
+    const Expr running_max = a.state(e, ii, it, s, g, b)[0];
+    const Expr running_sum = a.state(e, ii, it, s, g, b)[1];
+    const Expr running_acc = a.state(e, ii, it, s, g, b)[2];
+    const Expr block_max = a.block_max(ii, block, it, g, b);
+    // One of the two rescale factors is 1 (the larger maximum rescales by exp(0)): one exp, not two,
+    // per row and feature vector of every block.
     const Expr new_max = max(running_max, block_max);
-    const Expr keep = exp(running_max - new_max);
-    const Expr add = exp(block_max - new_max);
-    a.state(e, ii, it, g, b) = Tuple(new_max, running_sum * keep + a.block_sum(ii, a.key_blocks, it, g, b) * add,
-                                     running_acc * keep + a.block_pv(e, ii, a.key_blocks, it, g, b) * add);
+    const Expr running_is_larger = running_max >= block_max;
+    const Expr smaller_factor = exp(-abs(running_max - block_max));
+    const Expr keep = select(running_is_larger, 1.0f, smaller_factor);
+    const Expr add = select(running_is_larger, smaller_factor, 1.0f);
+    a.state(e, ii, it, s, g, b) = Tuple(new_max, running_sum * keep + a.block_sum(ii, block, it, g, b) * add,
+                                        running_acc * keep + a.block_pv(e, ii, block, it, g, b) * add);
+  }
+
+  // The splits' states rescaled to the largest maximum and added: the same sums one recurrence over
+  // every block would give.
+  a.merged_max = Func("merged_max");
+  a.merged = Func("merged");
+  if (blocks_per_split > 0) {
+    a.splits = RDom(0, (block_count + blocks_per_split - 1) / blocks_per_split, "rs");
+    a.merged_max(ii, it, g, b) = score_floor;
+    a.merged_max(ii, it, g, b) = max(a.merged_max(ii, it, g, b), a.state(0, ii, it, a.splits, g, b)[0]);
+    const Expr rescale = exp(a.state(e, ii, it, a.splits, g, b)[0] - a.merged_max(ii, it, g, b));
+    a.merged(e, ii, it, g, b) = Tuple(0.0f, 0.0f);
+    a.merged(e, ii, it, g, b) = Tuple(a.merged(e, ii, it, g, b)[0] + a.state(e, ii, it, a.splits, g, b)[1] * rescale,
+                                      a.merged(e, ii, it, g, b)[1] + a.state(e, ii, it, a.splits, g, b)[2] * rescale);
+  } else {
+    a.merged_max(ii, it, g, b) = a.state(0, ii, it, 0, g, b)[0];
+    a.merged(e, ii, it, g, b) = Tuple(a.state(e, ii, it, 0, g, b)[1], a.state(e, ii, it, 0, g, b)[2]);
   }
 
   // A fully masked row has sum exactly 0: every visible key contributes at least exp(0) at its block.
-  const Expr sum = a.state(e, ii, it, g, b)[1];
+  const Expr sum = a.merged(e, ii, it, g, b)[0];
   a.normalized = Func("normalized");
-  a.normalized(e, ii, it, g, b) = select(sum == 0.0f, 0.0f, a.state(e, ii, it, g, b)[2] / sum);
+  a.normalized(e, ii, it, g, b) = select(sum == 0.0f, 0.0f, a.merged(e, ii, it, g, b)[1] / sum);
 
   // Output (d, h, i, b) order: query i of head h is row (i % tile_queries) * group + h % group.
   const Expr row_of = (i % tile_queries) * group + h % group;
@@ -200,8 +231,8 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   a.output(e, h, i, b) = cast(element, a.normalized(e, row_of, i / tile_queries, h / group, b));
 
   if (desc.lse_output) {
-    const Expr row_sum = a.state(0, row_of, i / tile_queries, h / group, b)[1];
-    const Expr row_max = a.state(0, row_of, i / tile_queries, h / group, b)[0];
+    const Expr row_sum = a.merged(0, row_of, i / tile_queries, h / group, b)[0];
+    const Expr row_max = a.merged_max(row_of, i / tile_queries, h / group, b);
     a.lse = Func("lse");
     a.lse(i, h, b) = select(row_sum == 0.0f, negative_infinity(),
                             is_nan(row_sum), row_sum, row_max + log(row_sum));

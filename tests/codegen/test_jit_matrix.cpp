@@ -99,6 +99,17 @@ TEST_CASE("every option at once matches the reference: GQA, causal, both masks, 
                           awkward_lengths, {1, 3});
 }
 
+// Decoding kernels cut the key range into splits of 256 keys merged at the end (flash-decoding):
+// 257 and 769 keys end in a partial split, and causal and padded keys leave whole splits masked.
+TEST_CASE("decoding merges uneven key splits: GQA causal bottom-right, key padding, LSE", "[jit][matrix][splits]") {
+  check_against_reference(gqa_4_2.causal(bottom_right).key_padding_mask(true_means_ignore).return_lse(),
+                          {1, 3, 257, 769}, {1, 2});
+}
+
+TEST_CASE("decoding merges key splits when causal top-left hides all but the first split", "[jit][matrix][splits]") {
+  check_against_reference(mha.causal(top_left).return_lse(), {1, 2, 769}, {1});
+}
+
 TEST_CASE("bf16 inputs and output with float32 accumulation match the reference", "[jit][matrix][dtype]") {
   check_against_reference(gqa_4_2.causal(top_left).element(dtype::bf16), awkward_lengths, {1});
 }

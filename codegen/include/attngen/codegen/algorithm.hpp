@@ -7,6 +7,10 @@
 /// blocks merges them into a running (max, sum, accumulator) state, so no (Lq x Lk) matrix exists.
 /// Causal descriptions skip key blocks that no row of the tile can see.
 ///
+/// The key range may be cut into splits of a fixed number of blocks (flash-decoding): each split runs
+/// its own recurrence, so splits are independent tasks, and a merge rescales their states to the
+/// largest maximum and adds them. Without splits the state's split dimension has extent 1.
+///
 /// Halide dimension order is innermost first, so a (B, L, H, D) tensor is indexed (d, h, l, b).
 
 #include <vector>
@@ -26,6 +30,8 @@ struct blocking {
   /// Stage K transposed (keys innermost) so q.k vectorises over keys; otherwise q.k vectorises along
   /// head_dim over K as stored. A schedule choice: worth it when many rows share each key.
   bool transpose_keys = true;
+  /// Key blocks per split of the key range; 0 keeps one split over all keys.
+  int key_blocks_per_split = 0;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -46,8 +52,9 @@ struct attention_algorithm {
   Halide::Func lse;     ///< (B, H, Lq) float32; defined only if desc.lse_output
 
   // Pure variables: e (v feature), d (qk feature), j (key within block), ii (row within tile),
-  // kb (key block), it (query tile), g (kv head), i (query), h (query head), b (batch), lane.
-  Halide::Var e{"e"}, d{"d"}, j{"j"}, ii{"ii"}, kb{"kb"}, it{"it"}, g{"g"}, i{"i"}, h{"h"}, b{"b"}, lane{"lane"};
+  // kb (key block), it (query tile), s (key split), g (kv head), i (query), h (query head), b (batch), lane.
+  Halide::Var e{"e"}, d{"d"}, j{"j"}, ii{"ii"}, kb{"kb"}, it{"it"}, s{"s"}, g{"g"}, i{"i"}, h{"h"}, b{"b"},
+      lane{"lane"};
 
   // Intermediate stages.
   Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
@@ -60,14 +67,17 @@ struct attention_algorithm {
   Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, g, b)
   Halide::Func block_sum;       ///< (ii, kb, it, g, b)
   Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
-  Halide::Func state;           ///< (e, ii, it, g, b) Tuple(running max, running sum, accumulator)
+  Halide::Func state;           ///< (e, ii, it, s, g, b) Tuple(running max, running sum, accumulator) of a split
+  Halide::Func merged_max;      ///< (ii, it, g, b): largest of the splits' maxima
+  Halide::Func merged;          ///< (e, ii, it, g, b) Tuple(sum, accumulator) of all splits at merged_max
   Halide::Func normalized;      ///< (e, ii, it, g, b): accumulator / sum, 0 for fully masked rows
 
   Halide::RDom qk_reduction;     ///< over d
   Halide::RDom lane_reduction;   ///< over key_block / lanes lane groups
   Halide::RDom lane_collapse;    ///< over lanes
   Halide::RDom pv_reduction;     ///< over keys of a block
-  Halide::RDom key_blocks;       ///< over key blocks, trimmed by causality
+  Halide::RDom key_blocks;       ///< over a split's key blocks, trimmed by causality
+  Halide::RDom splits;           ///< over key splits; defined only with key_blocks_per_split > 0
 
   /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding].
   std::vector<Halide::Argument> arguments() const;
