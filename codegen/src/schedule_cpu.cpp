@@ -146,8 +146,8 @@ void schedule_cpu(attention_algorithm& a) {
         .unroll(jm)
         .unroll(a.ii);
   } else {
-    // Few rows per key (decoding): transposing K would cost more than using it (measured: 68% of a
-    // decode call, plus freeing the staged copy). q.k runs along head_dim over K as stored, every
+    // Few rows per key (decoding) or few keys (short_keys): transposing K would cost more than using
+    // it (measured: 68% of a decode call, plus freeing the staged copy). q.k runs along head_dim over K as stored, every
     // row of the tile at once, then a horizontal sum per key.
     const int qk_lanes = vector_width_for(a.desc.qk_head_dim, lanes);
     Var u("u");
@@ -167,6 +167,9 @@ void schedule_cpu(attention_algorithm& a) {
   a.block_max_lanes.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
   a.block_max_lanes.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
   a.block_max.compute_at(per_block).store_in(MemoryType::Stack);
+  // Across the lanes as one vector reduction per row, not a scalar loop.
+  a.block_max.update().atomic().vectorize(a.lane_collapse.x);
+  a.block_sum.update().atomic().vectorize(a.lane_collapse.x);
   a.weight.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
   a.block_sum_lanes.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
   a.block_sum_lanes.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);

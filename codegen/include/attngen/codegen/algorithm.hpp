@@ -28,7 +28,7 @@ struct blocking {
   int key_block = 64;         ///< keys per block; a multiple of `lanes`
   int lanes = 16;             ///< float lanes the block reductions are vectorised over
   /// Stage K transposed (keys innermost) so q.k vectorises over keys; otherwise q.k vectorises along
-  /// head_dim over K as stored. A schedule choice: worth it when many rows share each key.
+  /// head_dim over K as stored. A schedule choice: worth it when many rows share many keys.
   bool transpose_keys = true;
   /// Key blocks per split of the key range; 0 keeps one split over all keys.
   int key_blocks_per_split = 0;
