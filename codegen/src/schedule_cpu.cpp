@@ -147,8 +147,8 @@ void schedule_cpu(attention_algorithm& a) {
         .unroll(a.ii);
   } else {
     // Few rows per key (decoding) or few keys (short_keys): transposing K would cost more than using
-    // it (measured: 68% of a decode call, plus freeing the staged copy). q.k runs along head_dim over K as stored, every
-    // row of the tile at once, then a horizontal sum per key.
+    // it (measured: 68% of a decode call, plus freeing the staged copy). q.k runs along head_dim over K
+    // as stored, every row of the tile at once, then a horizontal sum per key.
     const int qk_lanes = vector_width_for(a.desc.qk_head_dim, lanes);
     Var u("u");
     RVar rdo("rdo"), rdi("rdi");
@@ -156,8 +156,8 @@ void schedule_cpu(attention_algorithm& a) {
     a.dot.compute_at(per_block).store_in(MemoryType::Stack).bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
     Func along_head_dim =
         a.dot.update().split(a.qk_reduction.x, rdo, rdi, qk_lanes, TailStrategy::GuardWithIf).rfactor(rdi, u);
-    // No software prefetch: Halide's prefetch of the next key blocks measured 10% slower than the
-    // hardware prefetchers alone (decode_gqa, 15.8 against 17.2 GB/s).
+    // No software prefetch: Halide's prefetch, of the next key blocks or of keys ahead, measured 20-35%
+    // slower than the hardware prefetchers alone (decode_gqa, random data: 11.3-13.9 against 17.4 GB/s).
     // The horizontal sum as one vector reduction per key and row, not qk_lanes scalar adds.
     a.dot.update().atomic().vectorize(rdi);
     along_head_dim.compute_at(a.dot, a.j).vectorize(u);

@@ -2,8 +2,9 @@
 /// The attention algorithm as Halide Funcs: what is computed, with no scheduling.
 ///
 /// Flash-style decomposition. A tile holds `queries_per_tile` queries for every head of one GQA group
-/// (row ii is query ii / G of the tile, head ii % G of the group); keys come in blocks of `key_block`. For each (tile, block) the block's scores, its row maxima, its softmax numerators,
-/// their row sums and their product with V are pure Funcs of the block index; a recurrence over key
+/// (row ii is query ii / G of the tile, head ii % G of the group); keys come in blocks of `key_block`.
+/// For each (tile, block) the block's scores, its row maxima, its softmax numerators, their row sums
+/// and their product with V are pure Funcs of the block index; a recurrence over key
 /// blocks merges them into a running (max, sum, accumulator) state, so no (Lq x Lk) matrix exists.
 /// Causal descriptions skip key blocks that no row of the tile can see.
 ///
