@@ -83,7 +83,7 @@ function(attngen_add_kernel name)
   endif()
   # One library per kernel variant (shape-specific tilings; see attngen/runtime/variants.hpp).
   set(variant_libraries)
-  foreach(variant general short_keys single_query)
+  foreach(variant general short_keys single_query short_queries)
     list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_${variant}.a)
   endforeach()
   set(generated ${variant_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)

@@ -115,14 +115,14 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   a.query_tile = Func("query_tile");
   a.query_tile(d, ii, it, g, b) = cast<float>(a.q(d, head, query_clamped, b)) * scale;
 
-  a.key_block_t = Func("key_block_t");
-  a.key_block_t(j, d, kb, g, b) = cast<float>(a.k(d, g, key_clamped, b));
+  a.key_block = Func("key_block");
+  a.key_block(j, d, kb, g, b) = cast<float>(a.k(d, g, key_clamped, b));
 
   a.qk_reduction = RDom(0, head_dim, "rd");
   a.dot = Func("dot");
   a.dot(j, ii, kb, it, g, b) = 0.0f;
   a.dot(j, ii, kb, it, g, b) +=
-      a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block_t(j, a.qk_reduction, kb, g, b);
+      a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
   Expr raw_score = a.dot(j, ii, kb, it, g, b);
   Expr masked = structurally_masked(a, key, query, key_clamped, b, query_length, key_length);

@@ -55,11 +55,12 @@ void compile_kernel(const kernel_request& request) {
                                 targets, {}, module_for);
   }
 
-  // The variant rule needs the general tiling's queries per tile; it is the same on every target.
-  const int general_queries_per_tile =
-      cpu_variant_blocking(request.desc, targets.front(), kernel_variant::general).queries_per_tile;
+  // The variant rule needs the short_queries tiling's queries per tile, taken from the most capable
+  // target (the others' lanes divide its lanes, so their tiles hold as many or fewer queries).
+  const int short_queries_per_tile =
+      cpu_variant_blocking(request.desc, targets.front(), kernel_variant::short_queries).queries_per_tile;
   const wrapper_sources wrapper =
-      emit_wrapper(request.name, request.cpp_namespace, request.desc, general_queries_per_tile, target_names);
+      emit_wrapper(request.name, request.cpp_namespace, request.desc, short_queries_per_tile, target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
 }

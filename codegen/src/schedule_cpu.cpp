@@ -21,6 +21,127 @@ int vector_width_for(int extent, int lanes) {
 int vectors_per_tile(int extent, int width, int most) { return std::max(1, std::min(most, extent / width)); }
 int most_vectors_per_row(int lanes) { return lanes >= 16 ? 4 : 2; }
 
+// Rows per register tile: 4 where the tile's rows allow.
+int register_tile_rows(int tile_rows) { return tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1; }
+
+// Register tiles of up to 4 rows x 4 key vectors over K transposed once per task.
+void schedule_scores_keys_in_lanes(attention_algorithm& a, const LoopLevel& per_block, const LoopLevel& task) {
+  const int lanes = a.tiles.lanes;
+  const int rows_per_register_tile = register_tile_rows(a.tiles.rows(a.desc));
+  const int key_vectors = vectors_per_tile(a.tiles.key_block, lanes, most_vectors_per_row(lanes));
+  Var jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv");
+  // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
+  a.key_block.compute_at(task).vectorize(a.j, lanes);
+  // Each register tile's q.k accumulator (dot, computed at that tile) is exactly the tile, with the
+  // head_dim reduction innermost. Rows vary fastest, so consecutive tiles read the same slice of K.
+  a.score.compute_at(per_block)
+      .store_in(MemoryType::Stack)
+      .split(a.j, jo, jv, key_vectors * lanes)
+      .split(a.ii, io, iv, rows_per_register_tile)
+      .reorder(jv, iv, io, jo)
+      .vectorize(jv, lanes);
+  a.dot.compute_at(a.score, io)
+      .bound_extent(a.j, key_vectors * lanes)
+      .bound_extent(a.ii, rows_per_register_tile)
+      .vectorize(a.j, lanes);
+  a.dot.update()
+      .split(a.j, jm, ji, lanes)
+      .reorder(ji, jm, a.ii, a.qk_reduction)
+      .vectorize(ji)
+      .unroll(jm)
+      .unroll(a.ii);
+}
+
+// Register tiles of every row (in lanes) x a few keys, each key's element a broadcast operand, over K
+// copied once per task into dense rows (stored rows lie KVH x D apart, often 4 KiB, one L1 set; reading
+// them in place measured 6% slower at B4 H16 D64 L512 causal).
+void schedule_scores_rows_in_lanes(attention_algorithm& a, const LoopLevel& per_block, const LoopLevel& task) {
+  const int lanes = a.tiles.lanes;
+  const int row_vectors = a.tiles.rows(a.desc) / lanes;
+  // 8 accumulators cover the FMA latency; more measured no faster (and spill on AVX2).
+  const int keys_per_register_tile = std::max(1, 8 / row_vectors);
+  Var jo("jo"), jv("jv"), io("io"), iv("iv");
+  a.key_block.compute_at(task)
+      .reorder_storage(a.d, a.j)
+      .reorder(a.d, a.j)
+      .vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
+  a.query_tile.reorder_storage(a.ii, a.d);
+  a.score.compute_at(per_block)
+      .store_in(MemoryType::Stack)
+      .reorder_storage(a.ii, a.j)
+      .split(a.j, jo, jv, keys_per_register_tile)
+      .reorder(a.ii, jv, jo)
+      .vectorize(a.ii, lanes);
+  a.dot.compute_at(a.score, jo)
+      .reorder_storage(a.ii, a.j)
+      .bound_extent(a.j, keys_per_register_tile)
+      .vectorize(a.ii, lanes);
+  a.dot.update()
+      .split(a.ii, io, iv, lanes)
+      .reorder(iv, io, a.j, a.qk_reduction)
+      .vectorize(iv)
+      .unroll(io)
+      .unroll(a.j);
+}
+
+// q.k along head_dim over K as stored, every row of the tile at once, then a horizontal sum per key:
+// with few rows per key (decoding) or few keys, transposing K would cost more than using it
+// (measured: 68% of a decode call, plus freeing the staged copy).
+void schedule_scores_along_head_dim(attention_algorithm& a, const LoopLevel& per_block) {
+  const int lanes = a.tiles.lanes;
+  const int tile_rows = a.tiles.rows(a.desc);
+  const int qk_lanes = vector_width_for(a.desc.qk_head_dim, lanes);
+  Var u("u");
+  RVar rdo("rdo"), rdi("rdi");
+  a.score.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
+  a.dot.compute_at(per_block)
+      .store_in(MemoryType::Stack)
+      .bound(a.j, 0, a.tiles.key_block)
+      .bound(a.ii, 0, tile_rows);
+  Func along_head_dim =
+      a.dot.update().split(a.qk_reduction.x, rdo, rdi, qk_lanes, TailStrategy::GuardWithIf).rfactor(rdi, u);
+  // No software prefetch: Halide's prefetch, of the next key blocks or of keys ahead, measured 20-35%
+  // slower than the hardware prefetchers alone (decode_gqa, random data: 11.3-13.9 against 17.4 GB/s).
+  // The horizontal sum as one vector reduction per key and row, not qk_lanes scalar adds.
+  a.dot.update().atomic().vectorize(rdi);
+  along_head_dim.compute_at(a.dot, a.j).vectorize(u);
+  along_head_dim.update().reorder(u, a.ii, rdo).vectorize(u).unroll(a.ii, register_tile_rows(tile_rows),
+                                                                       TailStrategy::GuardWithIf);
+}
+
+// Block maxima and sums with keys in lanes: lane-parallel partials, then across the lanes as one
+// vector reduction per row, not a scalar loop.
+void schedule_block_softmax_keys_in_lanes(attention_algorithm& a, const LoopLevel& per_block) {
+  const int lanes = a.tiles.lanes;
+  for (Func partial : {a.block_max_lanes, a.block_sum_lanes}) {
+    partial.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
+    partial.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
+  }
+  for (Func total : {a.block_max, a.block_sum}) {
+    total.compute_at(per_block).store_in(MemoryType::Stack);
+    total.update().atomic().vectorize(a.lane_collapse.x);
+  }
+  a.weight.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
+}
+
+// Block maxima and sums with rows in lanes: every step is an element-wise vector max or add.
+void schedule_block_softmax_rows_in_lanes(attention_algorithm& a, const LoopLevel& per_block) {
+  const int lanes = a.tiles.lanes;
+  for (Func partial : {a.block_max_lanes, a.block_sum_lanes}) {
+    partial.compute_at(per_block).store_in(MemoryType::Stack).reorder_storage(a.ii, a.lane).vectorize(a.ii, lanes);
+    partial.update().reorder(a.ii, a.lane, a.lane_reduction).vectorize(a.ii, lanes);
+  }
+  for (Func total : {a.block_max, a.block_sum}) {
+    total.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.ii, lanes);
+    total.update().reorder(a.ii, a.lane_collapse.x).vectorize(a.ii, lanes);
+  }
+  a.weight.compute_at(per_block)
+      .store_in(MemoryType::Stack)
+      .reorder_storage(a.ii, a.j)
+      .reorder(a.ii, a.j)
+      .vectorize(a.ii, lanes);
+}
+
 }  // namespace
 
 blocking cpu_blocking(const attention_desc& desc, const Target& target) {
@@ -46,10 +167,8 @@ void schedule_cpu(attention_algorithm& a) {
   const int group = a.desc.group_size();
   const int tile_queries = a.tiles.queries_per_tile;
   const int tile_rows = a.tiles.rows(a.desc);
-  const int rows_per_register_tile = tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1;
-  const int key_vectors = vectors_per_tile(a.tiles.key_block, lanes, most_vectors_per_row(lanes));
-  Var gb("gb"), m("m"), iq("iq"), jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv"), eo("eo"), em("em"),
-      ei("ei"), ev("ev");
+  const int rows_per_register_tile = register_tile_rows(tile_rows);
+  Var gb("gb"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), em("em"), ei("ei"), ev("ev");
 
   // One task per (kv head, batch): the group's heads share each K/V block. Heads split exactly into
   // groups (H is a multiple of the group size). Query tiles run inside the task, so scratch is per tile.
@@ -120,60 +239,19 @@ void schedule_cpu(attention_algorithm& a) {
   // select tells it which keys are dead), making sizes dynamic and the scratch heap-allocated: the
   // block-local ranges are declared constant instead (their indices are clamped, so always safe).
   const LoopLevel per_block(a.state, a.key_blocks);
+  const LoopLevel task(a.output, gb);
   const int block_keys = a.tiles.key_block;
   for (Func f : {a.score, a.weight}) f.bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
 
-  if (a.tiles.transpose_keys) {
-    // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
-    a.key_block_t.compute_at(a.output, gb).vectorize(a.j, lanes);
-    // Scores over register tiles of up to 4 rows x 4 vectors of keys; each tile's q.k accumulator
-    // (dot, computed at that tile) is exactly the tile, with the head_dim reduction innermost. Rows
-    // vary fastest, so consecutive tiles read the same slice of K.
-    a.score.compute_at(per_block)
-        .store_in(MemoryType::Stack)
-        .split(a.j, jo, jv, key_vectors * lanes)
-        .split(a.ii, io, iv, rows_per_register_tile)
-        .reorder(jv, iv, io, jo)
-        .vectorize(jv, lanes);
-    a.dot.compute_at(a.score, io)
-        .bound_extent(a.j, key_vectors * lanes)
-        .bound_extent(a.ii, rows_per_register_tile)
-        .vectorize(a.j, lanes);
-    a.dot.update()
-        .split(a.j, jm, ji, lanes)
-        .reorder(ji, jm, a.ii, a.qk_reduction)
-        .vectorize(ji)
-        .unroll(jm)
-        .unroll(a.ii);
-  } else {
-    // Few rows per key (decoding) or few keys (short_keys): transposing K would cost more than using
-    // it (measured: 68% of a decode call, plus freeing the staged copy). q.k runs along head_dim over K
-    // as stored, every row of the tile at once, then a horizontal sum per key.
-    const int qk_lanes = vector_width_for(a.desc.qk_head_dim, lanes);
-    Var u("u");
-    RVar rdo("rdo"), rdi("rdi");
-    a.score.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
-    a.dot.compute_at(per_block).store_in(MemoryType::Stack).bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
-    Func along_head_dim =
-        a.dot.update().split(a.qk_reduction.x, rdo, rdi, qk_lanes, TailStrategy::GuardWithIf).rfactor(rdi, u);
-    // No software prefetch: Halide's prefetch, of the next key blocks or of keys ahead, measured 20-35%
-    // slower than the hardware prefetchers alone (decode_gqa, random data: 11.3-13.9 against 17.4 GB/s).
-    // The horizontal sum as one vector reduction per key and row, not qk_lanes scalar adds.
-    a.dot.update().atomic().vectorize(rdi);
-    along_head_dim.compute_at(a.dot, a.j).vectorize(u);
-    along_head_dim.update().reorder(u, a.ii, rdo).vectorize(u).unroll(a.ii, rows_per_register_tile,
-                                                                         TailStrategy::GuardWithIf);
+  switch (a.tiles.qk) {
+    case qk_layout::keys_in_lanes: schedule_scores_keys_in_lanes(a, per_block, task); break;
+    case qk_layout::rows_in_lanes: schedule_scores_rows_in_lanes(a, per_block, task); break;
+    case qk_layout::along_head_dim: schedule_scores_along_head_dim(a, per_block); break;
   }
-  a.block_max_lanes.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
-  a.block_max_lanes.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
-  a.block_max.compute_at(per_block).store_in(MemoryType::Stack);
-  // Across the lanes as one vector reduction per row, not a scalar loop.
-  a.block_max.update().atomic().vectorize(a.lane_collapse.x);
-  a.block_sum.update().atomic().vectorize(a.lane_collapse.x);
-  a.weight.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
-  a.block_sum_lanes.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
-  a.block_sum_lanes.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
-  a.block_sum.compute_at(per_block).store_in(MemoryType::Stack);
+  if (a.tiles.qk == qk_layout::rows_in_lanes)
+    schedule_block_softmax_rows_in_lanes(a, per_block);
+  else
+    schedule_block_softmax_keys_in_lanes(a, per_block);
   a.block_pv.compute_at(a.state, io).bound_extent(a.ii, rows_per_register_tile).vectorize(a.e, v_lanes);
   // A fixed feature extent would read V past v_head_dim in a partial last tile: only when tiles divide it.
   if (v_dim % (v_vectors * v_lanes) == 0) a.block_pv.bound_extent(a.e, v_vectors * v_lanes);

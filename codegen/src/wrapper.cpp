@@ -30,7 +30,7 @@ std::string commented(const std::string& text) {
 }  // namespace
 
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int general_queries_per_tile, const std::vector<std::string>& target_names) {
+                             int short_queries_per_tile, const std::vector<std::string>& target_names) {
   std::string targets;
   for (const auto& t : target_names) targets += (targets.empty() ? "" : " ") + t;
   const std::string open_ns = cpp_namespace.empty() ? "" : "namespace " + cpp_namespace + " {\n\n";
@@ -82,8 +82,8 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
   for (int v = 0; v < kernel_variant_count; ++v)
     c << (v ? ", " : "") << "&call_" << halide_function_name(name, kernel_variant(v));
   c << "};\n"
-    << "  const auto variant = attngen::detail::variant_for(args, description.group_size(), "
-    << general_queries_per_tile << ");\n"
+    << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile
+    << ");\n"
     << "  return attngen::detail::run_attention_kernel(description, args, variants[int(variant)]);\n}\n"
     << close_ns;
   return {h.str(), c.str()};

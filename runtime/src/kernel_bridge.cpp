@@ -102,9 +102,10 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   return {};
 }
 
-kernel_variant variant_for(const attention_args& args, int group_size, int general_queries_per_tile) {
+kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile) {
   if (args.q.rank != 4 || args.k.rank != 4) return kernel_variant::general;
-  return choose_variant(args.q.shape[1], args.k.shape[1], group_size, general_queries_per_tile);
+  return choose_variant(args.q.shape[1], args.k.shape[1], desc.group_size(), desc.is_causal(),
+                        short_queries_per_tile);
 }
 
 }  // namespace attngen::detail

@@ -21,6 +21,19 @@
 
 namespace attngen::codegen {
 
+/// How q.k is vectorised, which decides how K is staged for it.
+enum class qk_layout {
+  /// K staged transposed once per task (keys innermost); lanes hold keys, register tiles of 4 rows x
+  /// 4 key vectors. The transpose is a gather per element: worth it when each key serves many rows.
+  keys_in_lanes,
+  /// K staged as stored (a dense copy per task); lanes hold the tile's rows, each key's element is a
+  /// broadcast operand. No transpose; the tile's rows must be a multiple of the lanes.
+  rows_in_lanes,
+  /// K read where it is; lanes hold head_dim, then a horizontal sum per key and row: for few rows
+  /// (decoding) or few keys.
+  along_head_dim,
+};
+
 /// Tile sizes that shape the decomposition. Chosen by the schedule for a target.
 /// A tile's rows are (query, group head) pairs: `queries_per_tile` queries times the heads that share
 /// one kv head, so each key/value block is read once for the whole group.
@@ -28,9 +41,7 @@ struct blocking {
   int queries_per_tile = 16;  ///< queries per tile
   int key_block = 64;         ///< keys per block; a multiple of `lanes`
   int lanes = 16;             ///< float lanes the block reductions are vectorised over
-  /// Stage K transposed (keys innermost) so q.k vectorises over keys; otherwise q.k vectorises along
-  /// head_dim over K as stored. A schedule choice: worth it when many rows share many keys.
-  bool transpose_keys = true;
+  qk_layout qk = qk_layout::keys_in_lanes;  ///< a schedule choice, see qk_layout
   /// Key blocks per split of the key range; 0 keeps one split over all keys.
   int key_blocks_per_split = 0;
 
@@ -59,7 +70,7 @@ struct attention_algorithm {
 
   // Intermediate stages.
   Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
-  Halide::Func key_block_t;     ///< (j, d, kb, g, b): key blocks as float, transposed so keys are innermost
+  Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
   Halide::Func dot;             ///< (j, ii, kb, it, g, b): scaled q.k
   Halide::Func score;           ///< (j, ii, kb, it, g, b): masked score; masked keys hold a large negative
   Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima

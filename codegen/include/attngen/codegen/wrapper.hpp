@@ -14,8 +14,9 @@ struct wrapper_sources {
 };
 
 /// The wrapper calls the variants' Halide functions (see halide_function_name) and picks one per call
-/// with attngen::choose_variant; `target_names` are recorded in the header.
+/// with attngen::choose_variant, given the short_queries tiling's queries per tile; `target_names` are
+/// recorded in the header.
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int general_queries_per_tile, const std::vector<std::string>& target_names);
+                             int short_queries_per_tile, const std::vector<std::string>& target_names);
 
 }  // namespace attngen::codegen

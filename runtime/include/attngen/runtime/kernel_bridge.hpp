@@ -16,6 +16,6 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 
 /// The kernel variant for the call's shape (any variant when the arguments are malformed: validation
 /// rejects those before a kernel runs).
-kernel_variant variant_for(const attention_args& args, int group_size, int general_queries_per_tile);
+kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile);
 
 }  // namespace attngen::detail

@@ -8,11 +8,12 @@
 namespace attngen {
 
 enum class kernel_variant : int {
-  general = 0,       ///< tiles of about 16 (query, group head) rows, 8-vector key blocks
-  short_keys = 1,    ///< the same rows, 1-vector key blocks: for Lk of a few vectors
-  single_query = 2,  ///< one query per tile (the group's heads as rows): decoding
+  general = 0,        ///< K transposed per task, tiles of about 32 (query, group head) rows: long prefill
+  short_keys = 1,     ///< tiles of about 16 rows, 1-vector key blocks: for Lk of a few vectors
+  single_query = 2,   ///< one query per tile (the group's heads as rows): decoding
+  short_queries = 3,  ///< K copied, not transposed, the tile's rows in vector lanes: few rows per key
 };
-inline constexpr int kernel_variant_count = 3;
+inline constexpr int kernel_variant_count = 4;
 
 /// Key lengths up to this use short_keys.
 inline constexpr std::int64_t short_keys_max_length = 32;
@@ -23,21 +24,30 @@ constexpr const char* name_of(kernel_variant v) {
     case kernel_variant::general: return "general";
     case kernel_variant::short_keys: return "short_keys";
     case kernel_variant::single_query: return "single_query";
+    case kernel_variant::short_queries: return "short_queries";
   }
   return "?";
 }
 
-/// The variant that wastes least for Lq queries and Lk keys. A general tile holds
-/// `general_queries_per_tile` queries; a single-query tile holds `group_size` rows, and below 4 rows
-/// its register tiles are up to 4x less efficient. single_query wins when the general tile's unused
-/// rows cost more than that.
+/// Rows (query, group head pairs) each key must serve before transposing K pays for itself: below
+/// this, short_queries. Measured crossover, fp32 AVX-512: B1-4 H16 D64 and H32 KVH8 D128, causal
+/// and not, L256 to L4096 (rows per key from 512 to 4096); at 2048 the two are within 4%.
+inline constexpr std::int64_t keys_in_lanes_min_rows_per_key = 2048;
+
+/// The variant that wastes least for Lq queries and Lk keys with GQA groups of `group_size` heads.
+/// A short_queries tile holds `short_queries_per_tile` queries; a single-query tile holds
+/// `group_size` rows, and below 4 rows its register tiles are up to 4x less efficient: single_query
+/// wins when the short_queries tile's unused rows cost more than that. Under causality each key
+/// serves half the rows.
 constexpr kernel_variant choose_variant(std::int64_t query_length, std::int64_t key_length, int group_size,
-                                        int general_queries_per_tile) {
-  const std::int64_t tiles = (query_length + general_queries_per_tile - 1) / general_queries_per_tile;
-  const std::int64_t general_rows = tiles * general_queries_per_tile;
+                                        bool causal, int short_queries_per_tile) {
+  const std::int64_t tiles = (query_length + short_queries_per_tile - 1) / short_queries_per_tile;
+  const std::int64_t tile_rows = tiles * short_queries_per_tile;
   const std::int64_t single_query_penalty = group_size >= 4 ? 1 : 4 / group_size;
-  if (query_length > 0 && general_rows > query_length * single_query_penalty) return kernel_variant::single_query;
+  if (query_length > 0 && tile_rows > query_length * single_query_penalty) return kernel_variant::single_query;
   if (key_length <= short_keys_max_length) return kernel_variant::short_keys;
+  const std::int64_t rows_per_key = query_length * group_size / (causal ? 2 : 1);
+  if (rows_per_key < keys_in_lanes_min_rows_per_key) return kernel_variant::short_queries;
   return kernel_variant::general;
 }
 
