@@ -1,6 +1,7 @@
 #include "attngen/codegen/schedule_cpu.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 namespace attngen::codegen {
@@ -24,27 +25,55 @@ int most_vectors_per_row(int lanes) { return lanes >= 16 ? 4 : 2; }
 // Rows per register tile: 4 where the tile's rows allow.
 int register_tile_rows(int tile_rows) { return tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1; }
 
-// Register tiles of up to 4 rows x 4 key vectors over K transposed once per task.
-void schedule_scores_keys_in_lanes(attention_algorithm& a, const LoopLevel& per_block, const LoopLevel& task) {
+// Where each part of the kernel is computed.
+struct loop_levels {
+  LoopLevel task;  // one (kv head, batch)
+  LoopLevel tile;  // one query tile
+};
+
+// K (and the query tile's layout) as the q.k layout wants them.
+void stage_keys(attention_algorithm& a, const LoopLevel& task) {
+  const int lanes = a.tiles.lanes;
+  switch (a.tiles.qk) {
+    case qk_layout::keys_in_lanes:
+      // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
+      a.key_block.compute_at(task).vectorize(a.j, lanes);
+      break;
+    case qk_layout::rows_in_lanes:
+      // K copied once per task into dense rows (stored rows lie KVH x D apart, often 4 KiB, one L1
+      // set; reading them in place measured 6% slower at B4 H16 D64 L512 causal). The query tile
+      // is stored rows innermost, so a head_dim step loads the tile's rows as vectors.
+      a.key_block.compute_at(task)
+          .reorder_storage(a.d, a.j)
+          .reorder(a.d, a.j)
+          .vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
+      a.query_tile.reorder_storage(a.ii, a.d);
+      break;
+    case qk_layout::along_head_dim:
+      // K read where it is.
+      break;
+  }
+}
+
+// Register tiles of up to 4 rows x 4 key vectors over K transposed.
+void schedule_scores_keys_in_lanes(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
   const int lanes = a.tiles.lanes;
   const int rows_per_register_tile = register_tile_rows(a.tiles.rows(a.desc));
   const int key_vectors = vectors_per_tile(a.tiles.key_block, lanes, most_vectors_per_row(lanes));
   Var jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv");
-  // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
-  a.key_block.compute_at(task).vectorize(a.j, lanes);
   // Each register tile's q.k accumulator (dot, computed at that tile) is exactly the tile, with the
   // head_dim reduction innermost. Rows vary fastest, so consecutive tiles read the same slice of K.
-  a.score.compute_at(per_block)
+  f.score.compute_at(per_block)
       .store_in(MemoryType::Stack)
       .split(a.j, jo, jv, key_vectors * lanes)
       .split(a.ii, io, iv, rows_per_register_tile)
       .reorder(jv, iv, io, jo)
       .vectorize(jv, lanes);
-  a.dot.compute_at(a.score, io)
+  f.dot.compute_at(f.score, io)
       .bound_extent(a.j, key_vectors * lanes)
       .bound_extent(a.ii, rows_per_register_tile)
       .vectorize(a.j, lanes);
-  a.dot.update()
+  f.dot.update()
       .split(a.j, jm, ji, lanes)
       .reorder(ji, jm, a.ii, a.qk_reduction)
       .vectorize(ji)
@@ -52,31 +81,24 @@ void schedule_scores_keys_in_lanes(attention_algorithm& a, const LoopLevel& per_
       .unroll(a.ii);
 }
 
-// Register tiles of every row (in lanes) x a few keys, each key's element a broadcast operand, over K
-// copied once per task into dense rows (stored rows lie KVH x D apart, often 4 KiB, one L1 set; reading
-// them in place measured 6% slower at B4 H16 D64 L512 causal).
-void schedule_scores_rows_in_lanes(attention_algorithm& a, const LoopLevel& per_block, const LoopLevel& task) {
+// Register tiles of every row (in lanes) x a few keys, each key's element a broadcast operand.
+void schedule_scores_rows_in_lanes(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
   const int lanes = a.tiles.lanes;
   const int row_vectors = a.tiles.rows(a.desc) / lanes;
   // 8 accumulators cover the FMA latency; more measured no faster (and spill on AVX2).
   const int keys_per_register_tile = std::max(1, 8 / row_vectors);
   Var jo("jo"), jv("jv"), io("io"), iv("iv");
-  a.key_block.compute_at(task)
-      .reorder_storage(a.d, a.j)
-      .reorder(a.d, a.j)
-      .vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
-  a.query_tile.reorder_storage(a.ii, a.d);
-  a.score.compute_at(per_block)
+  f.score.compute_at(per_block)
       .store_in(MemoryType::Stack)
       .reorder_storage(a.ii, a.j)
       .split(a.j, jo, jv, keys_per_register_tile)
       .reorder(a.ii, jv, jo)
       .vectorize(a.ii, lanes);
-  a.dot.compute_at(a.score, jo)
+  f.dot.compute_at(f.score, jo)
       .reorder_storage(a.ii, a.j)
       .bound_extent(a.j, keys_per_register_tile)
       .vectorize(a.ii, lanes);
-  a.dot.update()
+  f.dot.update()
       .split(a.ii, io, iv, lanes)
       .reorder(iv, io, a.j, a.qk_reduction)
       .vectorize(iv)
@@ -87,59 +109,99 @@ void schedule_scores_rows_in_lanes(attention_algorithm& a, const LoopLevel& per_
 // q.k along head_dim over K as stored, every row of the tile at once, then a horizontal sum per key:
 // with few rows per key (decoding) or few keys, transposing K would cost more than using it
 // (measured: 68% of a decode call, plus freeing the staged copy).
-void schedule_scores_along_head_dim(attention_algorithm& a, const LoopLevel& per_block) {
+void schedule_scores_along_head_dim(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
   const int lanes = a.tiles.lanes;
   const int tile_rows = a.tiles.rows(a.desc);
   const int qk_lanes = vector_width_for(a.desc.qk_head_dim, lanes);
   Var u("u");
   RVar rdo("rdo"), rdi("rdi");
-  a.score.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
-  a.dot.compute_at(per_block)
+  f.score.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
+  f.dot.compute_at(per_block)
       .store_in(MemoryType::Stack)
       .bound(a.j, 0, a.tiles.key_block)
       .bound(a.ii, 0, tile_rows);
   Func along_head_dim =
-      a.dot.update().split(a.qk_reduction.x, rdo, rdi, qk_lanes, TailStrategy::GuardWithIf).rfactor(rdi, u);
+      f.dot.update().split(a.qk_reduction.x, rdo, rdi, qk_lanes, TailStrategy::GuardWithIf).rfactor(rdi, u);
   // No software prefetch: Halide's prefetch, of the next key blocks or of keys ahead, measured 20-35%
   // slower than the hardware prefetchers alone (decode_gqa, random data: 11.3-13.9 against 17.4 GB/s).
   // The horizontal sum as one vector reduction per key and row, not qk_lanes scalar adds.
-  a.dot.update().atomic().vectorize(rdi);
-  along_head_dim.compute_at(a.dot, a.j).vectorize(u);
+  f.dot.update().atomic().vectorize(rdi);
+  along_head_dim.compute_at(f.dot, a.j).vectorize(u);
   along_head_dim.update().reorder(u, a.ii, rdo).vectorize(u).unroll(a.ii, register_tile_rows(tile_rows),
                                                                        TailStrategy::GuardWithIf);
 }
 
 // Block maxima and sums with keys in lanes: lane-parallel partials, then across the lanes as one
 // vector reduction per row, not a scalar loop.
-void schedule_block_softmax_keys_in_lanes(attention_algorithm& a, const LoopLevel& per_block) {
-  const int lanes = a.tiles.lanes;
-  for (Func partial : {a.block_max_lanes, a.block_sum_lanes}) {
+void schedule_block_softmax_keys_in_lanes(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
+  for (Func partial : {f.block_max_lanes, f.block_sum_lanes}) {
     partial.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.lane);
     partial.update().reorder(a.lane, a.lane_reduction, a.ii).vectorize(a.lane);
   }
-  for (Func total : {a.block_max, a.block_sum}) {
+  for (Func total : {f.block_max, f.block_sum}) {
     total.compute_at(per_block).store_in(MemoryType::Stack);
     total.update().atomic().vectorize(a.lane_collapse.x);
   }
-  a.weight.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
+  f.weight.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, a.tiles.lanes);
 }
 
 // Block maxima and sums with rows in lanes: every step is an element-wise vector max or add.
-void schedule_block_softmax_rows_in_lanes(attention_algorithm& a, const LoopLevel& per_block) {
+void schedule_block_softmax_rows_in_lanes(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
   const int lanes = a.tiles.lanes;
-  for (Func partial : {a.block_max_lanes, a.block_sum_lanes}) {
+  for (Func partial : {f.block_max_lanes, f.block_sum_lanes}) {
     partial.compute_at(per_block).store_in(MemoryType::Stack).reorder_storage(a.ii, a.lane).vectorize(a.ii, lanes);
     partial.update().reorder(a.ii, a.lane, a.lane_reduction).vectorize(a.ii, lanes);
   }
-  for (Func total : {a.block_max, a.block_sum}) {
+  for (Func total : {f.block_max, f.block_sum}) {
     total.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.ii, lanes);
     total.update().reorder(a.ii, a.lane_collapse.x).vectorize(a.ii, lanes);
   }
-  a.weight.compute_at(per_block)
+  f.weight.compute_at(per_block)
       .store_in(MemoryType::Stack)
       .reorder_storage(a.ii, a.j)
       .reorder(a.ii, a.j)
       .vectorize(a.ii, lanes);
+}
+
+// One set of block Funcs: everything per key block at `per_block`, the weight x V accumulator per
+// register tile of the state at `per_register_tile`.
+void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block,
+                          const LoopLevel& per_register_tile) {
+  const int lanes = a.tiles.lanes;
+  const int v_dim = a.desc.effective_v_head_dim();
+  const int v_lanes = vector_width_for(v_dim, lanes);
+  const int v_vectors = vectors_per_tile(v_dim, v_lanes, most_vectors_per_row(lanes));
+  const int tile_rows = a.tiles.rows(a.desc);
+  // Halide would trim the key range of the last block (the masking select tells it which keys are
+  // dead), making sizes dynamic and the scratch heap-allocated: the block-local ranges are declared
+  // constant instead (their indices are clamped, so always safe).
+  for (Func block_local : {f.score, f.weight}) block_local.bound(a.j, 0, a.tiles.key_block).bound(a.ii, 0, tile_rows);
+  switch (a.tiles.qk) {
+    case qk_layout::keys_in_lanes:
+      schedule_scores_keys_in_lanes(a, f, per_block);
+      schedule_block_softmax_keys_in_lanes(a, f, per_block);
+      break;
+    case qk_layout::rows_in_lanes:
+      schedule_scores_rows_in_lanes(a, f, per_block);
+      schedule_block_softmax_rows_in_lanes(a, f, per_block);
+      break;
+    case qk_layout::along_head_dim:
+      schedule_scores_along_head_dim(a, f, per_block);
+      schedule_block_softmax_keys_in_lanes(a, f, per_block);
+      break;
+  }
+  Var em("em"), ei("ei");
+  f.block_pv.compute_at(per_register_tile)
+      .bound_extent(a.ii, register_tile_rows(tile_rows))
+      .vectorize(a.e, v_lanes);
+  // A fixed feature extent would read V past v_head_dim in a partial last tile: only when tiles divide it.
+  if (v_dim % (v_vectors * v_lanes) == 0) f.block_pv.bound_extent(a.e, v_vectors * v_lanes);
+  f.block_pv.update()
+      .split(a.e, em, ei, v_lanes, TailStrategy::GuardWithIf)
+      .reorder(ei, em, a.ii, a.pv_reduction)
+      .vectorize(ei)
+      .unroll(em)
+      .unroll(a.ii);
 }
 
 }  // namespace
@@ -147,8 +209,8 @@ void schedule_block_softmax_rows_in_lanes(attention_algorithm& a, const LoopLeve
 blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   blocking tiles;
   tiles.lanes = target.natural_vector_size(Float(32));
-  // 128 keys amortise the per-block merge (two exps per output lane) over 128 keys of work, and keep
-  // a block's scores, weights and products (16 x 128 floats each) on the stack.
+  // 128 keys amortise the per-block merge (one exp per row and feature vector) over 128 keys of
+  // work, and keep a block's scores, weights and products (16 x 128 floats each) on the stack.
   tiles.key_block = 8 * tiles.lanes;
   // About 16 rows per tile, a multiple of the 4-row register tile where the group size allows.
   const int group = desc.group_size();
@@ -157,8 +219,6 @@ blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   return tiles;
 }
 
-// Measured on the 2-core EPYC dev machine (scripts/bench, fp32, B1 H32 KVH8 D128, FMA peak 234): 175 GFLOP/s
-// at L2048, 159 causal at L1024; AVX2 through JIT 118 and 108. The first schedule: 24 and 27.
 void schedule_cpu(attention_algorithm& a) {
   const int lanes = a.tiles.lanes;
   const int v_dim = a.desc.effective_v_head_dim();
@@ -167,8 +227,11 @@ void schedule_cpu(attention_algorithm& a) {
   const int group = a.desc.group_size();
   const int tile_queries = a.tiles.queries_per_tile;
   const int tile_rows = a.tiles.rows(a.desc);
-  const int rows_per_register_tile = register_tile_rows(tile_rows);
-  Var gb("gb"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), em("em"), ei("ei"), ev("ev");
+  const bool split_keys = a.tiles.key_blocks_per_split > 0;
+  // Split states are computed outside the (kv head, batch) tasks, where no staged K could live.
+  if (split_keys && a.tiles.qk != qk_layout::along_head_dim)
+    throw std::logic_error("schedule_cpu: key splits need q.k along head_dim");
+  Var gb("gb"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), ev("ev");
 
   // One task per (kv head, batch): the group's heads share each K/V block. Heads split exactly into
   // groups (H is a multiple of the group size). Query tiles run inside the task, so scratch is per tile.
@@ -187,80 +250,67 @@ void schedule_cpu(attention_algorithm& a) {
         .parallel(gb);
     a.lse.compute_with(a.output, a.it);
   }
+  const LoopLevel task(a.output, gb);
+  const LoopLevel tile(a.output, a.it);
 
-  // One tile's queries. The extents are pinned: with bottom-right causality and Lq > Lk, Halide derives
-  // this region from the causal predicate and gives tiles that see no key a negative extent (a
-  // negative allocation, then writes out of bounds).
-  const bool split_keys = a.tiles.key_blocks_per_split > 0;
-  a.query_tile.compute_at(split_keys ? LoopLevel(a.state, a.it) : LoopLevel(a.output, a.it))
-      .store_in(MemoryType::Stack)
-      .bound_extent(a.it, 1)
-      .bound_extent(a.ii, tile_rows)
-      .vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
+  // One tile's queries; with key splits, every tile's at once (decoding: a few queries), since both
+  // stages of the split states read them. The extents are pinned: with bottom-right causality and
+  // Lq > Lk, Halide derives this region from the causal predicate and gives tiles that see no key a
+  // negative extent (a negative allocation, then writes out of bounds).
+  if (split_keys)
+    a.query_tile.compute_root();
+  else
+    a.query_tile.compute_at(tile).store_in(MemoryType::Stack).bound_extent(a.it, 1);
+  a.query_tile.bound_extent(a.ii, tile_rows).vectorize(a.d, vector_width_for(a.desc.qk_head_dim, lanes));
+  stage_keys(a, task);
 
   // Per-tile results on the stack (tiny shapes run thousands of tasks, and heap allocations were a
   // large part of each); stack allocations need constant extents, so the tile's are stated.
   std::vector<Func> per_tile = {a.normalized};
   if (split_keys) {
     per_tile.push_back(a.merged);
-    a.merged_max.compute_at(a.output, a.it).store_in(MemoryType::Stack).bound_extent(a.ii, tile_rows).bound_extent(
-        a.it, 1);
+    a.merged_max.compute_at(tile).store_in(MemoryType::Stack).bound_extent(a.ii, tile_rows).bound_extent(a.it, 1);
   } else {
     per_tile.push_back(a.state);
   }
   for (Func f : per_tile)
-    f.compute_at(a.output, a.it)
+    f.compute_at(tile)
         .store_in(MemoryType::Stack)
         .bound(a.e, 0, v_dim)
         .bound_extent(a.ii, tile_rows)
-        .bound_extent(a.it, 1)
-        .vectorize(a.e, v_lanes);
+        .bound_extent(a.it, 1);
+  a.normalized.vectorize(a.e, v_lanes);
   if (split_keys) {
     // Flash-decoding: one task per (key split, kv head, batch), each split's state kept for the merge
     // (a few rows x Dv per task), so a handful of kv heads still keeps every thread streaming K/V.
     Var sgb("sgb");
-    a.state.compute_root().fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb).vectorize(a.e, v_lanes);
-    a.state.update().fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb);
+    a.state.compute_root();
+    for (Stage stage : {Stage(a.state), a.state.update()}) stage.fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb);
+    a.merged.vectorize(a.e, v_lanes);
     a.merged_max.update().reorder(a.ii, a.splits);
     a.merged.update().reorder(a.e, a.splits).vectorize(a.e, v_lanes, TailStrategy::GuardWithIf);
   } else {
     a.state.bound(a.s, 0, 1);
   }
-  // The merge runs over register tiles of 4 rows x up to 4 vectors of features, so each tile's
-  // weight x V accumulator (block_pv, computed at that tile) is exactly the tile and stays in registers.
-  // Rows vary fastest, so consecutive tiles read the same slice of V.
+  // The state's stages run over register tiles of 4 rows x up to 4 vectors of features, so each
+  // tile's weight x V accumulator (block_pv, computed at that tile) is exactly the tile and stays in
+  // registers. Rows vary fastest, so consecutive tiles read the same slice of V.
+  const int rows_per_register_tile = register_tile_rows(tile_rows);
+  a.state.split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
+      .split(a.ii, io, iv, rows_per_register_tile)
+      .reorder(ev, iv, io, eo)
+      .vectorize(ev, v_lanes);
   a.state.update()
       .split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
       .split(a.ii, io, iv, rows_per_register_tile)
       .reorder(ev, iv, io, eo, a.key_blocks, a.it)
       .vectorize(ev, v_lanes);
 
-  // Per key block, all on the stack. Halide would trim the key range of the last block (the masking
-  // select tells it which keys are dead), making sizes dynamic and the scratch heap-allocated: the
-  // block-local ranges are declared constant instead (their indices are clamped, so always safe).
-  const LoopLevel per_block(a.state, a.key_blocks);
-  const LoopLevel task(a.output, gb);
-  const int block_keys = a.tiles.key_block;
-  for (Func f : {a.score, a.weight}) f.bound(a.j, 0, block_keys).bound(a.ii, 0, tile_rows);
-
-  switch (a.tiles.qk) {
-    case qk_layout::keys_in_lanes: schedule_scores_keys_in_lanes(a, per_block, task); break;
-    case qk_layout::rows_in_lanes: schedule_scores_rows_in_lanes(a, per_block, task); break;
-    case qk_layout::along_head_dim: schedule_scores_along_head_dim(a, per_block); break;
-  }
-  if (a.tiles.qk == qk_layout::rows_in_lanes)
-    schedule_block_softmax_rows_in_lanes(a, per_block);
-  else
-    schedule_block_softmax_keys_in_lanes(a, per_block);
-  a.block_pv.compute_at(a.state, io).bound_extent(a.ii, rows_per_register_tile).vectorize(a.e, v_lanes);
-  // A fixed feature extent would read V past v_head_dim in a partial last tile: only when tiles divide it.
-  if (v_dim % (v_vectors * v_lanes) == 0) a.block_pv.bound_extent(a.e, v_vectors * v_lanes);
-  a.block_pv.update()
-      .split(a.e, em, ei, v_lanes, TailStrategy::GuardWithIf)
-      .reorder(ei, em, a.ii, a.pv_reduction)
-      .vectorize(ei)
-      .unroll(em)
-      .unroll(a.ii);
+  // The first block's Funcs are computed in the state's first stage, the later blocks' per block of
+  // its update. (A loop level names a loop in every stage of the state; each set lands in the one
+  // stage that uses it.)
+  schedule_block_funcs(a, a.first_block, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
+  schedule_block_funcs(a, a.later_blocks, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
 }
 
 }  // namespace attngen::codegen

@@ -4,8 +4,9 @@
 /// Flash-style decomposition. A tile holds `queries_per_tile` queries for every head of one GQA group
 /// (row ii is query ii / G of the tile, head ii % G of the group); keys come in blocks of `key_block`.
 /// For each (tile, block) the block's scores, its row maxima, its softmax numerators, their row sums
-/// and their product with V are pure Funcs of the block index; a recurrence over key
-/// blocks merges them into a running (max, sum, accumulator) state, so no (Lq x Lk) matrix exists.
+/// and their product with V are pure Funcs of the block index; a running (max, sum, accumulator)
+/// state starts from the first block's and a recurrence merges the later blocks into it, so no
+/// (Lq x Lk) matrix exists.
 /// Causal descriptions skip key blocks that no row of the tile can see.
 ///
 /// The key range may be cut into splits of a fixed number of blocks (flash-decoding): each split runs
@@ -49,6 +50,20 @@ struct blocking {
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
 };
 
+/// One key block's contribution to a tile, every Func a pure function of the block index kb.
+/// Defined twice (for a split's first block and for its later blocks), so each set is computed at its
+/// own loop level.
+struct block_funcs {
+  Halide::Func dot;             ///< (j, ii, kb, it, g, b): scaled q.k
+  Halide::Func score;           ///< (j, ii, kb, it, g, b): masked score; masked keys hold a large negative
+  Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima
+  Halide::Func block_max;       ///< (ii, kb, it, g, b): row maximum of the block, floored
+  Halide::Func weight;          ///< (j, ii, kb, it, g, b): exp(score - block_max); exactly 0 when masked
+  Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, g, b)
+  Halide::Func block_sum;       ///< (ii, kb, it, g, b)
+  Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
+};
+
 /// Every Func and parameter of one attention kernel, so a schedule can reach them.
 struct attention_algorithm {
   attention_desc desc;
@@ -71,14 +86,9 @@ struct attention_algorithm {
   // Intermediate stages.
   Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
-  Halide::Func dot;             ///< (j, ii, kb, it, g, b): scaled q.k
-  Halide::Func score;           ///< (j, ii, kb, it, g, b): masked score; masked keys hold a large negative
-  Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima
-  Halide::Func block_max;       ///< (ii, kb, it, g, b): row maximum of the block, floored
-  Halide::Func weight;          ///< (j, ii, kb, it, g, b): exp(score - block_max); exactly 0 when masked
-  Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, g, b)
-  Halide::Func block_sum;       ///< (ii, kb, it, g, b)
-  Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
+  /// The first key block of each split starts the recurrence (no merge into an empty state: short
+  /// key ranges are often one block); the later blocks are merged into it.
+  block_funcs first_block, later_blocks;
   Halide::Func state;           ///< (e, ii, it, s, g, b) Tuple(running max, running sum, accumulator) of a split
   Halide::Func merged_max;      ///< (ii, it, g, b): largest of the splits' maxima
   Halide::Func merged;          ///< (e, ii, it, g, b) Tuple(sum, accumulator) of all splits at merged_max
@@ -88,7 +98,7 @@ struct attention_algorithm {
   Halide::RDom lane_reduction;   ///< over key_block / lanes lane groups
   Halide::RDom lane_collapse;    ///< over lanes
   Halide::RDom pv_reduction;     ///< over keys of a block
-  Halide::RDom key_blocks;       ///< over a split's key blocks, trimmed by causality
+  Halide::RDom key_blocks;       ///< over a split's later key blocks, trimmed by causality
   Halide::RDom splits;           ///< over key splits; defined only with key_blocks_per_split > 0
 
   /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding].
