@@ -231,15 +231,20 @@ void schedule_cpu(attention_algorithm& a) {
   // Split states are computed outside the (kv head, batch) tasks, where no staged K could live.
   if (split_keys && a.tiles.qk != qk_layout::along_head_dim)
     throw std::logic_error("schedule_cpu: key splits need q.k along head_dim");
-  Var gb("gb"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), ev("ev");
+  Var gb("gb"), gbo("gbo"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), ev("ev");
 
   // One task per (kv head, batch): the group's heads share each K/V block. Heads split exactly into
   // groups (H is a multiple of the group size). Query tiles run inside the task, so scratch is per tile.
+  // Tiny tasks are run several to a thread-pool task: handing out a task costs about as much as a
+  // task of 10 queries x 10 keys (B16 H8 D64 L10: 89 against 67 us with 4 or more per task).
+  const Expr pairs_per_task = a.q.dim(2).extent() * group * a.k.dim(2).extent();
+  const Expr tasks_per_parallel_task = clamp(4096 / max(pairs_per_task, 1), 1, 8);
   a.output.split(a.h, a.g, m, group, TailStrategy::RoundUp)
       .split(a.i, a.it, iq, tile_queries, TailStrategy::GuardWithIf)
       .reorder(a.e, m, iq, a.it, a.g, a.b)
       .fuse(a.g, a.b, gb)
-      .parallel(gb)
+      .split(gb, gbo, gb, tasks_per_parallel_task, TailStrategy::GuardWithIf)
+      .parallel(gbo)
       .vectorize(a.e, v_lanes);
   if (a.desc.lse_output) {
     // The log-sum-exp shares the output's loop nest, so the state computed per tile serves both.
@@ -247,7 +252,8 @@ void schedule_cpu(attention_algorithm& a) {
         .split(a.i, a.it, iq, tile_queries, TailStrategy::GuardWithIf)
         .reorder(m, iq, a.it, a.g, a.b)
         .fuse(a.g, a.b, gb)
-        .parallel(gb);
+        .split(gb, gbo, gb, tasks_per_parallel_task, TailStrategy::GuardWithIf)
+        .parallel(gbo);
     a.lse.compute_with(a.output, a.it);
   }
   const LoopLevel task(a.output, gb);
