@@ -186,6 +186,16 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     a.qk_reduction.where(key < key_length && query < query_length);
     a.pv_reduction.where(kb * block_keys + a.pv_reduction < key_length && query < query_length);
   }
+  // Under causality, key groups that no row of the tile can see are skipped in both products (their
+  // weights are 0). Whole groups of the schedule's q.k register tile: a finer test would split its
+  // vectors.
+  if (desc.is_causal()) {
+    const Expr offset = desc.causal_mode == causal_alignment::bottom_right ? key_length - query_length : Expr(0);
+    const Expr last_visible_key = it * tile_queries + (tile_queries - 1) + offset;
+    const int group_keys = tiles.qk_key_group;
+    a.qk_reduction.where(kb * block_keys + (j / group_keys) * group_keys <= last_visible_key);
+    a.pv_reduction.where(kb * block_keys + a.pv_reduction <= last_visible_key);
+  }
   const tile_indices indices{query, head, query_clamped, key, key_clamped, query_length, key_length};
   a.first_block = define_block_funcs(a, indices, "first_");
   a.later_blocks = define_block_funcs(a, indices, "");

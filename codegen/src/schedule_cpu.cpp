@@ -59,7 +59,7 @@ void stage_keys(attention_algorithm& a, const LoopLevel& task) {
 void schedule_scores_keys_in_lanes(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
   const int lanes = a.tiles.lanes;
   const int rows_per_register_tile = register_tile_rows(a.tiles.rows(a.desc));
-  const int key_vectors = vectors_per_tile(a.tiles.key_block, lanes, most_vectors_per_row(lanes));
+  const int key_vectors = a.tiles.qk_key_group / lanes;
   Var jo("jo"), jm("jm"), ji("ji"), jv("jv"), io("io"), iv("iv");
   // Each register tile's q.k accumulator (dot, computed at that tile) is exactly the tile, with the
   // head_dim reduction innermost. Rows vary fastest, so consecutive tiles read the same slice of K.
@@ -84,9 +84,7 @@ void schedule_scores_keys_in_lanes(attention_algorithm& a, block_funcs& f, const
 // Register tiles of every row (in lanes) x a few keys, each key's element a broadcast operand.
 void schedule_scores_rows_in_lanes(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
   const int lanes = a.tiles.lanes;
-  const int row_vectors = a.tiles.rows(a.desc) / lanes;
-  // 8 accumulators cover the FMA latency; more measured no faster (and spill on AVX2).
-  const int keys_per_register_tile = std::max(1, 8 / row_vectors);
+  const int keys_per_register_tile = a.tiles.qk_key_group;
   Var jo("jo"), jv("jv"), io("io"), iv("iv");
   f.score.compute_at(per_block)
       .store_in(MemoryType::Stack)
@@ -206,6 +204,18 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
 
 }  // namespace
 
+int qk_register_tile_keys(const attention_desc& desc, const blocking& tiles) {
+  switch (tiles.qk) {
+    case qk_layout::keys_in_lanes:
+      return vectors_per_tile(tiles.key_block, tiles.lanes, most_vectors_per_row(tiles.lanes)) * tiles.lanes;
+    case qk_layout::rows_in_lanes:
+      // 8 accumulators cover the FMA latency; more measured no faster (and spill on AVX2).
+      return std::max(1, 8 / (tiles.rows(desc) / tiles.lanes));
+    case qk_layout::along_head_dim: break;
+  }
+  return 1;
+}
+
 blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   blocking tiles;
   tiles.lanes = target.natural_vector_size(Float(32));
@@ -216,6 +226,7 @@ blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   const int group = desc.group_size();
   tiles.queries_per_tile = std::max(1, 16 / group);
   while ((tiles.queries_per_tile * group) % 4 != 0 && tiles.queries_per_tile * group < 16) ++tiles.queries_per_tile;
+  tiles.qk_key_group = qk_register_tile_keys(desc, tiles);
   return tiles;
 }
 

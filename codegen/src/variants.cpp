@@ -50,6 +50,7 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       tiles.key_blocks_per_split = std::max(1, decode_keys_per_split / tiles.key_block);
       break;
   }
+  tiles.qk_key_group = qk_register_tile_keys(desc, tiles);
   return tiles;
 }
 

@@ -43,6 +43,9 @@ struct blocking {
   int key_block = 64;         ///< keys per block; a multiple of `lanes`
   int lanes = 16;             ///< float lanes the block reductions are vectorised over
   qk_layout qk = qk_layout::keys_in_lanes;  ///< a schedule choice, see qk_layout
+  /// Keys one q.k register tile spans (a multiple of `lanes` with keys in lanes). Causal tiles skip
+  /// the groups no row can see, whole.
+  int qk_key_group = 64;
   /// Key blocks per split of the key range; 0 keeps one split over all keys.
   int key_blocks_per_split = 0;
 

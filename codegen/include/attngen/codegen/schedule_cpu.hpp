@@ -10,6 +10,9 @@ namespace attngen::codegen {
 /// of (query, group head) pairs per tile.
 blocking cpu_blocking(const attention_desc& desc, const Halide::Target& target);
 
+/// Keys one q.k register tile spans under `tiles` (the value of blocking::qk_key_group).
+int qk_register_tile_keys(const attention_desc& desc, const blocking& tiles);
+
 /// Schedules every stage of `a`, defined with a blocking for that CPU target. Parallel over
 /// (kv head, batch), query tiles inside.
 void schedule_cpu(attention_algorithm& a);
