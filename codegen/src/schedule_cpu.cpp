@@ -161,9 +161,12 @@ void schedule_block_softmax_rows_in_lanes(attention_algorithm& a, block_funcs& f
       .vectorize(a.ii, lanes);
 }
 
+// Largest block-local scores (or weights) kept on the stack.
+constexpr int largest_stack_block_bytes = 32 * 1024;
+
 // One set of block Funcs: everything per key block at `per_block`, the weight x V accumulator per
 // register tile of the state at `per_register_tile`.
-void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block,
+void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLevel& task, const LoopLevel& per_block,
                           const LoopLevel& per_register_tile) {
   const int lanes = a.tiles.lanes;
   const int v_dim = a.desc.effective_v_head_dim();
@@ -187,6 +190,12 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
       schedule_scores_along_head_dim(a, f, per_block);
       schedule_block_softmax_keys_in_lanes(a, f, per_block);
       break;
+  }
+  // Scores and weights of long blocks would take hundreds of KiB of stack: those are allocated once per
+  // task on the heap (measured as fast), the rest on the stack (tiny shapes run thousands of tasks).
+  const int block_bytes = a.tiles.key_block * tile_rows * int(sizeof(float));
+  if (block_bytes > largest_stack_block_bytes) {
+    for (Func block_local : {f.score, f.weight}) block_local.store_in(MemoryType::Heap).store_at(task);
   }
   Var em("em"), ei("ei");
   f.block_pv.compute_at(per_register_tile)
@@ -219,8 +228,8 @@ int qk_register_tile_keys(const attention_desc& desc, const blocking& tiles) {
 blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   blocking tiles;
   tiles.lanes = target.natural_vector_size(Float(32));
-  // 128 keys amortise the per-block merge (one exp per row and feature vector) over 128 keys of
-  // work, and keep a block's scores, weights and products (16 x 128 floats each) on the stack.
+  // 128 keys amortise the per-block merge (one exp per row and feature vector); the variants for
+  // longer key ranges take longer blocks.
   tiles.key_block = 8 * tiles.lanes;
   // About 16 rows per tile, a multiple of the 4-row register tile where the group size allows.
   const int group = desc.group_size();
@@ -326,8 +335,8 @@ void schedule_cpu(attention_algorithm& a) {
   // The first block's Funcs are computed in the state's first stage, the later blocks' per block of
   // its update. (A loop level names a loop in every stage of the state; each set lands in the one
   // stage that uses it.)
-  schedule_block_funcs(a, a.first_block, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
-  schedule_block_funcs(a, a.later_blocks, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
+  schedule_block_funcs(a, a.first_block, task, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
+  schedule_block_funcs(a, a.later_blocks, task, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
 }
 
 }  // namespace attngen::codegen

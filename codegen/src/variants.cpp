@@ -30,13 +30,16 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       // Twice the rows: long sequences stream each task's K and V from L3 or DRAM once per tile, and
       // 32-row tiles halve that traffic (measured at B1 H8 D128 L16384 causal: 127 against 151 GFLOP/s).
       tiles.queries_per_tile *= 2;
+      // Longer blocks merge less often. Measured at B1 H32 KVH8 D128, GFLOP/s for 128/256/512/1024
+      // keys: L2048 183/191/197/194; causal L1024 169/173/170 (diagonal blocks cost more).
+      tiles.key_block = (desc.is_causal() ? 16 : 32) * tiles.lanes;
       break;
     case kernel_variant::short_queries:
       tiles.qk = qk_layout::rows_in_lanes;
       tiles.queries_per_tile = queries_for_rows_in_lanes(desc.group_size(), tiles.lanes);
-      // Causal tiles waste the masked half of their diagonal blocks: smaller blocks there, measured
-      // at B4 H16 D64 L512 causal: 125 against 120 GFLOP/s. Without causality 128 keys are faster.
-      if (desc.is_causal()) tiles.key_block = 4 * tiles.lanes;
+      // Causal tiles pay for the diagonal blocks: 64 keys, measured at B4 H16 D64 L512 causal 125
+      // against 120 GFLOP/s for 128. Without causality 256: B2 H16 D64 L1024 173/179/180 for 128/256/512.
+      tiles.key_block = (desc.is_causal() ? 4 : 16) * tiles.lanes;
       break;
     case kernel_variant::short_keys:
       // A handful of keys: transposing them is a gather per element, slower than q.k along head_dim
