@@ -37,9 +37,9 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
     case kernel_variant::short_queries:
       tiles.qk = qk_layout::rows_in_lanes;
       tiles.queries_per_tile = queries_for_rows_in_lanes(desc.group_size(), tiles.lanes);
-      // Causal tiles pay for the diagonal blocks: 64 keys, measured at B4 H16 D64 L512 causal 125
-      // against 120 GFLOP/s for 128. Without causality 256: B2 H16 D64 L1024 173/179/180 for 128/256/512.
-      tiles.key_block = (desc.is_causal() ? 4 : 16) * tiles.lanes;
+      // 256 keys, measured in GFLOP/s for 64/256/512 keys: B4 H16 D64 L512 causal 134/140/123, B1 H16
+      // D64 L2048 causal 152/166/160; without causality B2 H16 D64 L1024 173 (128 keys)/179/180.
+      tiles.key_block = 16 * tiles.lanes;
       break;
     case kernel_variant::short_keys:
       // A handful of keys: transposing them is a gather per element, slower than q.k along head_dim
