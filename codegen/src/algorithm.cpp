@@ -186,12 +186,13 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     a.qk_reduction.where(key < key_length && query < query_length);
     a.pv_reduction.where(kb * block_keys + a.pv_reduction < key_length && query < query_length);
   }
-  // Under causality, key groups that no row of the tile can see are skipped in both products (their
-  // weights are 0). Whole groups of the schedule's q.k register tile: a finer test would split its
-  // vectors.
+  // Under causality, the last key any row of tile `it` can see: key groups past it are skipped in both
+  // products (their weights are 0), whole groups of the schedule's q.k register tile since a finer
+  // test would split its vectors; key blocks past it are skipped by the recurrence below.
+  Expr last_visible_key;
   if (desc.is_causal()) {
     const Expr offset = desc.causal_mode == causal_alignment::bottom_right ? key_length - query_length : Expr(0);
-    const Expr last_visible_key = it * tile_queries + (tile_queries - 1) + offset;
+    last_visible_key = it * tile_queries + (tile_queries - 1) + offset;
     const int group_keys = tiles.qk_key_group;
     a.qk_reduction.where(kb * block_keys + (j / group_keys) * group_keys <= last_visible_key);
     a.pv_reduction.where(kb * block_keys + a.pv_reduction <= last_visible_key);
@@ -204,9 +205,9 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // in order. A first block no row of the tile can see gives (floor, 0, 0), the empty state.
   const Expr block_count = (key_length + block_keys - 1) / block_keys;
   const int blocks_per_split = tiles.key_blocks_per_split;
-  const Expr first = blocks_per_split > 0 ? s * blocks_per_split : Expr(0);
-  Expr block;
+  Expr first = 0, block;
   if (blocks_per_split > 0) {
+    first = s * blocks_per_split;
     a.key_blocks = RDom(1, blocks_per_split - 1, "rk");
     block = first + a.key_blocks;
     a.key_blocks.where(block < block_count);
@@ -214,15 +215,13 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     a.key_blocks = RDom(1, block_count - 1, "rk");
     block = a.key_blocks;
   }
-  if (desc.is_causal()) {
-    Expr offset = desc.causal_mode == causal_alignment::bottom_right ? key_length - query_length : Expr(0);
-    a.key_blocks.where(block * block_keys <= it * tile_queries + (tile_queries - 1) + offset);
-  }
+  if (desc.is_causal()) a.key_blocks.where(block * block_keys <= last_visible_key);
   const block_funcs& first_block = a.first_block;
   const block_funcs& later = a.later_blocks;
   a.state = Func("state");
-  a.state(e, ii, it, s, g, b) = Tuple(first_block.block_max(ii, first, it, g, b), first_block.block_sum(ii, first, it, g, b),
-                                      first_block.block_pv(e, ii, first, it, g, b));
+  a.state(e, ii, it, s, g, b) =
+      Tuple(first_block.block_max(ii, first, it, g, b), first_block.block_sum(ii, first, it, g, b),
+            first_block.block_pv(e, ii, first, it, g, b));
   {
     const Expr running_max = a.state(e, ii, it, s, g, b)[0];
     const Expr running_sum = a.state(e, ii, it, s, g, b)[1];

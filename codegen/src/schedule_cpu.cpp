@@ -25,12 +25,6 @@ int most_vectors_per_row(int lanes) { return lanes >= 16 ? 4 : 2; }
 // Rows per register tile: 4 where the tile's rows allow.
 int register_tile_rows(int tile_rows) { return tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1; }
 
-// Where each part of the kernel is computed.
-struct loop_levels {
-  LoopLevel task;  // one (kv head, batch)
-  LoopLevel tile;  // one query tile
-};
-
 // K (and the query tile's layout) as the q.k layout wants them.
 void stage_keys(attention_algorithm& a, const LoopLevel& task) {
   const int lanes = a.tiles.lanes;
@@ -64,7 +58,6 @@ void schedule_scores_keys_in_lanes(attention_algorithm& a, block_funcs& f, const
   // Each register tile's q.k accumulator (dot, computed at that tile) is exactly the tile, with the
   // head_dim reduction innermost. Rows vary fastest, so consecutive tiles read the same slice of K.
   f.score.compute_at(per_block)
-      .store_in(MemoryType::Stack)
       .split(a.j, jo, jv, key_vectors * lanes)
       .split(a.ii, io, iv, rows_per_register_tile)
       .reorder(jv, iv, io, jo)
@@ -87,7 +80,6 @@ void schedule_scores_rows_in_lanes(attention_algorithm& a, block_funcs& f, const
   const int keys_per_register_tile = a.tiles.qk_key_group;
   Var jo("jo"), jv("jv"), io("io"), iv("iv");
   f.score.compute_at(per_block)
-      .store_in(MemoryType::Stack)
       .reorder_storage(a.ii, a.j)
       .split(a.j, jo, jv, keys_per_register_tile)
       .reorder(a.ii, jv, jo)
@@ -113,7 +105,7 @@ void schedule_scores_along_head_dim(attention_algorithm& a, block_funcs& f, cons
   const int qk_lanes = vector_width_for(a.desc.qk_head_dim, lanes);
   Var u("u");
   RVar rdo("rdo"), rdi("rdi");
-  f.score.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, lanes);
+  f.score.compute_at(per_block).vectorize(a.j, lanes);
   f.dot.compute_at(per_block)
       .store_in(MemoryType::Stack)
       .bound(a.j, 0, a.tiles.key_block)
@@ -140,7 +132,7 @@ void schedule_block_softmax_keys_in_lanes(attention_algorithm& a, block_funcs& f
     total.compute_at(per_block).store_in(MemoryType::Stack);
     total.update().atomic().vectorize(a.lane_collapse.x);
   }
-  f.weight.compute_at(per_block).store_in(MemoryType::Stack).vectorize(a.j, a.tiles.lanes);
+  f.weight.compute_at(per_block).vectorize(a.j, a.tiles.lanes);
 }
 
 // Block maxima and sums with rows in lanes: every step is an element-wise vector max or add.
@@ -155,7 +147,6 @@ void schedule_block_softmax_rows_in_lanes(attention_algorithm& a, block_funcs& f
     total.update().reorder(a.ii, a.lane_collapse.x).vectorize(a.ii, lanes);
   }
   f.weight.compute_at(per_block)
-      .store_in(MemoryType::Stack)
       .reorder_storage(a.ii, a.j)
       .reorder(a.ii, a.j)
       .vectorize(a.ii, lanes);
@@ -194,8 +185,11 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
   // Scores and weights of long blocks would take hundreds of KiB of stack: those are allocated once per
   // task on the heap (measured as fast), the rest on the stack (tiny shapes run thousands of tasks).
   const int block_bytes = a.tiles.key_block * tile_rows * int(sizeof(float));
-  if (block_bytes > largest_stack_block_bytes) {
-    for (Func block_local : {f.score, f.weight}) block_local.store_in(MemoryType::Heap).store_at(task);
+  for (Func block_local : {f.score, f.weight}) {
+    if (block_bytes > largest_stack_block_bytes)
+      block_local.store_in(MemoryType::Heap).store_at(task);
+    else
+      block_local.store_in(MemoryType::Stack);
   }
   Var em("em"), ei("ei");
   f.block_pv.compute_at(per_register_tile)
@@ -321,16 +315,13 @@ void schedule_cpu(attention_algorithm& a) {
   // The state's stages run over register tiles of 4 rows x up to 4 vectors of features, so each
   // tile's weight x V accumulator (block_pv, computed at that tile) is exactly the tile and stays in
   // registers. Rows vary fastest, so consecutive tiles read the same slice of V.
-  const int rows_per_register_tile = register_tile_rows(tile_rows);
-  a.state.split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
-      .split(a.ii, io, iv, rows_per_register_tile)
-      .reorder(ev, iv, io, eo)
-      .vectorize(ev, v_lanes);
-  a.state.update()
-      .split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
-      .split(a.ii, io, iv, rows_per_register_tile)
-      .reorder(ev, iv, io, eo, a.key_blocks, a.it)
-      .vectorize(ev, v_lanes);
+  for (Stage stage : {Stage(a.state), a.state.update()}) {
+    stage.split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
+        .split(a.ii, io, iv, register_tile_rows(tile_rows))
+        .vectorize(ev, v_lanes);
+  }
+  a.state.reorder(ev, iv, io, eo);
+  a.state.update().reorder(ev, iv, io, eo, a.key_blocks, a.it);
 
   // The first block's Funcs are computed in the state's first stage, the later blocks' per block of
   // its update. (A loop level names a loop in every stage of the state; each set lands in the one

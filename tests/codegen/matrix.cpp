@@ -24,7 +24,8 @@ void check_against_reference(const attention_desc& desc, const std::vector<int>&
         for (int v = 0; v < kernel_variant_count; ++v) {
           const auto result = variants[v]->run(problem);
           const auto c = compare_with_reference(problem, expected, result.output, result.lse);
-          INFO(problem.name() << " target=" << (target.empty() ? "best" : target) << " variant=" << name_of(kernel_variant(v)) << ": max error " << c.max_output_error
+          INFO(problem.name() << " target=" << (target.empty() ? "best" : target)
+                              << " variant=" << name_of(kernel_variant(v)) << ": max error " << c.max_output_error
                               << " (tolerance " << c.output_tolerance << ") " << c.first_failure);
           CHECK(c.ok);
         }
