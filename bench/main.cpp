@@ -98,14 +98,19 @@ std::pair<double, double> time_attngen(const bench_case& c, int threads) {
   std::vector<std::uint8_t> out(B * Lq * H * Dv * size_of(t));
   const double tensor_mib =
       (q.size() + out.size() + c.rotated_caches * (k[0].size() + v[0].size())) / double(1 << 20);
+  // Every tensor lies (B, heads, L, D) in memory, as the peers' do (and many KV caches do), seen
+  // through strided (B, L, heads, D) views.
+  auto heads_major = [&](const void* data, std::int64_t length, std::int64_t heads, std::int64_t dim) {
+    return make_tensor(data, t, {B, length, heads, dim}, {heads * length * dim, dim, length * dim, 1});
+  };
   attention_args args;
-  args.q = make_tensor(q.data(), t, {B, Lq, H, D});
-  args.output = make_tensor(out.data(), t, {B, Lq, H, Dv});
+  args.q = heads_major(q.data(), Lq, H, D);
+  args.output = heads_major(out.data(), Lq, H, Dv);
   bool failed = false;
   const double seconds = median_seconds([&](int call) {
     const int cache = call % c.rotated_caches;
-    args.k = make_tensor(k[cache].data(), t, {B, Lk, KVH, D});
-    args.v = make_tensor(v[cache].data(), t, {B, Lk, KVH, Dv});
+    args.k = heads_major(k[cache].data(), Lk, KVH, D);
+    args.v = heads_major(v[cache].data(), Lk, KVH, Dv);
     if (status s = c.run(args); !s) {
       std::fprintf(stderr, "%s: %s\n", c.name.c_str(), s.message().c_str());
       failed = true;

@@ -8,9 +8,11 @@
 namespace attngen::codegen {
 
 namespace {
-// Keys per split when decoding (flash-decoding): Lk 4096 gives 16 splits per kv head, tasks for every
-// thread even with one kv head (MQA) and one sequence; each split's merge costs a few rows x Dv against
-// 256 keys of work. Measured at B1 H32 KVH8 D128 Lk4096: 256 and 512 keys per split are equal.
+// Keys per split when decoding (flash-decoding), as one key block: Lk 4096 gives 16 splits per kv head,
+// tasks for every thread even with one kv head (MQA) and one sequence. Longer blocks stream K and V
+// in longer runs and merge less often. Measured at B1 H32 KVH8 D128 Lk4096, K/V from DRAM, GB/s
+// (median of 5 runs) for 128 x 2 / 256 x 2 / 512 x 1 / 256 x 1 keys: caches laid out (B, KVH, L, D)
+// 19.5/21.6/20.3/22.6, (B, L, KVH, D) 17.1/17.5/18.0/18.9.
 constexpr int decode_keys_per_split = 256;
 
 // Rows in lanes need whole vectors of rows: the fewest queries per tile that give a multiple of the
@@ -50,7 +52,8 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
     case kernel_variant::single_query:
       tiles.queries_per_tile = 1;
       tiles.qk = qk_layout::along_head_dim;
-      tiles.key_blocks_per_split = std::max(1, decode_keys_per_split / tiles.key_block);
+      tiles.key_block = decode_keys_per_split;
+      tiles.key_blocks_per_split = 1;
       break;
   }
   tiles.qk_key_group = qk_register_tile_keys(desc, tiles);
