@@ -183,8 +183,10 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // their products are skipped where no vector lane spans keys or rows: along head_dim. (Elsewhere the
   // test would split vectors; measured 2x slower with keys in lanes.)
   if (tiles.qk == qk_layout::along_head_dim) {
-    a.qk_reduction.where(key < key_length && query < query_length);
-    a.pv_reduction.where(kb * block_keys + a.pv_reduction < key_length && query < query_length);
+    // With one query per tile every row exists; a test on rows would keep the rows' products apart.
+    const Expr row_exists = tile_queries == 1 ? Internal::const_true() : query < query_length;
+    a.qk_reduction.where(key < key_length && row_exists);
+    a.pv_reduction.where(kb * block_keys + a.pv_reduction < key_length && row_exists);
   }
   // Under causality, the last key any row of tile `it` can see: key groups past it are skipped in both
   // products (their weights are 0), whole groups of the schedule's q.k register tile since a finer

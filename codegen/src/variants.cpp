@@ -8,12 +8,13 @@
 namespace attngen::codegen {
 
 namespace {
-// Keys per split when decoding (flash-decoding), as one key block: Lk 4096 gives 16 splits per kv head,
+// Keys per split when decoding (flash-decoding), as one key block: Lk 4096 gives 8 splits per kv head,
 // tasks for every thread even with one kv head (MQA) and one sequence. Longer blocks stream K and V
-// in longer runs and merge less often. Measured at B1 H32 KVH8 D128 Lk4096, K/V from DRAM, GB/s
-// (median of 5 runs) for 128 x 2 / 256 x 2 / 512 x 1 / 256 x 1 keys: caches laid out (B, KVH, L, D)
-// 19.5/21.6/20.3/22.6, (B, L, KVH, D) 17.1/17.5/18.0/18.9.
-constexpr int decode_keys_per_split = 256;
+// in longer runs and merge less often. Measured at B1 H32 KVH8 D128 Lk4096, K/V from DRAM, caches laid
+// out (B, KVH, L, D), GB/s for keys per block x blocks per split (3 runs): 128x2 24.1-25.5, 256x1
+// 27.5-29.9, 512x1 28.3-32.1, 1024x1 27.7-29.0, 512x2 29.2-31.1. Laid out (B, L, KVH, D), where a
+// kv head's key rows lie KVH x D apart, all of these give 17-19.5.
+constexpr int decode_keys_per_split = 512;
 
 // Rows in lanes need whole vectors of rows: the fewest queries per tile that give a multiple of the
 // lanes and at least 16 rows.
