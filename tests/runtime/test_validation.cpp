@@ -3,8 +3,11 @@
 // causal, (B, 1, Lq, Lk) mask, key padding, LSE.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "aot_all_options.hpp"
 #include "aot_all_options_halide_general.h"
@@ -155,6 +158,52 @@ TEST_CASE("any strides with a contiguous innermost dimension give the dense resu
   args.q = make_tensor(q_bhld.data(), dtype::f32, {B, Lq, H, D}, {H * Lq * D, D, Lq * D, 1});
   REQUIRE(aot_all_options::run(args).ok());
   CHECK(strided.output() == dense.output());
+}
+
+namespace {
+// (B, L, H, D) data stored (B, H, L, D), and back.
+std::vector<float> to_heads_major(const std::vector<float>& x, int B, int L, int H, int D) {
+  std::vector<float> out(x.size());
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < L; ++i)
+      for (int h = 0; h < H; ++h)
+        for (int e = 0; e < D; ++e)
+          out[((std::size_t(b) * H + h) * L + i) * D + e] = x[((std::size_t(b) * L + i) * H + h) * D + e];
+  return out;
+}
+std::vector<float> from_heads_major(const std::vector<float>& x, int B, int L, int H, int D) {
+  std::vector<float> out(x.size());
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < L; ++i)
+      for (int h = 0; h < H; ++h)
+        for (int e = 0; e < D; ++e)
+          out[((std::size_t(b) * L + i) * H + h) * D + e] = x[((std::size_t(b) * H + h) * L + i) * D + e];
+  return out;
+}
+tensor_view heads_major_view(const std::vector<float>& x, int B, int L, int H, int D) {
+  return make_tensor(x.data(), dtype::f32, {B, L, H, D}, {std::int64_t(H) * L * D, D, std::int64_t(L) * D, 1});
+}
+}  // namespace
+
+TEST_CASE("every tensor stored (B, heads, L, D) gives the dense result, decoding and prefill", "[runtime][strides]") {
+  const int B = 2, H = 4, KVH = 2, D = 64, Dv = 32;
+  for (const auto& [Lq, Lk] : {std::pair{1, 700}, std::pair{3, 300}, std::pair{40, 40}}) {
+    CAPTURE(Lq, Lk);
+    const auto problem = make_random_problem(aot_all_options::description, B, Lq, Lk, 9);
+    aot_call dense(problem);
+    REQUIRE(aot_all_options::run(dense.args()).ok());
+    const auto q = to_heads_major(problem.q, B, Lq, H, D), k = to_heads_major(problem.k, B, Lk, KVH, D),
+               v = to_heads_major(problem.v, B, Lk, KVH, Dv);
+    std::vector<float> output(std::size_t(B) * Lq * H * Dv);
+    aot_call strided(problem);
+    attention_args args = strided.args();
+    args.q = heads_major_view(q, B, Lq, H, D);
+    args.k = heads_major_view(k, B, Lk, KVH, D);
+    args.v = heads_major_view(v, B, Lk, KVH, Dv);
+    args.output = heads_major_view(output, B, Lq, H, Dv);
+    REQUIRE(aot_all_options::run(args).ok());
+    CHECK(from_heads_major(output, B, Lq, H, Dv) == dense.output());
+  }
 }
 
 TEST_CASE("an error inside the kernel is captured into the status, not printed and aborted", "[runtime][errors]") {
