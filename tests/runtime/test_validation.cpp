@@ -141,49 +141,36 @@ TEST_CASE("a tensor the description does not take is rejected", "[runtime][valid
   CHECK(s.code() == error_code::unexpected_tensor);
 }
 
+namespace {
+// (B, X, Y, D) data as (B, Y, X, D): (B, L, H, D) to (B, H, L, D) and back.
+std::vector<float> swap_middle_dims(const std::vector<float>& x, int B, int X, int Y, int D) {
+  std::vector<float> out(x.size());
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < X; ++i)
+      for (int j = 0; j < Y; ++j)
+        for (int e = 0; e < D; ++e)
+          out[((std::size_t(b) * Y + j) * X + i) * D + e] = x[((std::size_t(b) * X + i) * Y + j) * D + e];
+  return out;
+}
+// A (B, L, H, D) view of data stored (B, H, L, D).
+tensor_view heads_major_view(const std::vector<float>& x, int B, int L, int H, int D) {
+  return make_tensor(x.data(), dtype::f32, {B, L, H, D}, {std::int64_t(H) * L * D, D, std::int64_t(L) * D, 1});
+}
+}  // namespace
+
 TEST_CASE("any strides with a contiguous innermost dimension give the dense result", "[runtime][strides]") {
   const auto problem = make_random_problem(aot_all_options::description, 2, 17, 7, 8);
   aot_call dense(problem);
   REQUIRE(aot_all_options::run(dense.args()).ok());
   // The same q stored as (B, H, Lq, D) in memory, viewed as (B, Lq, H, D) through strides.
   const int B = 2, Lq = 17, H = 4, D = 64;
-  std::vector<float> q_bhld(problem.q.size());
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < Lq; ++i)
-      for (int h = 0; h < H; ++h)
-        for (int x = 0; x < D; ++x)
-          q_bhld[((std::size_t(b) * H + h) * Lq + i) * D + x] = problem.q[((std::size_t(b) * Lq + i) * H + h) * D + x];
+  const std::vector<float> q_bhld = swap_middle_dims(problem.q, B, Lq, H, D);
   aot_call strided(problem);
   attention_args args = strided.args();
-  args.q = make_tensor(q_bhld.data(), dtype::f32, {B, Lq, H, D}, {H * Lq * D, D, Lq * D, 1});
+  args.q = heads_major_view(q_bhld, B, Lq, H, D);
   REQUIRE(aot_all_options::run(args).ok());
   CHECK(strided.output() == dense.output());
 }
-
-namespace {
-// (B, L, H, D) data stored (B, H, L, D), and back.
-std::vector<float> to_heads_major(const std::vector<float>& x, int B, int L, int H, int D) {
-  std::vector<float> out(x.size());
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < L; ++i)
-      for (int h = 0; h < H; ++h)
-        for (int e = 0; e < D; ++e)
-          out[((std::size_t(b) * H + h) * L + i) * D + e] = x[((std::size_t(b) * L + i) * H + h) * D + e];
-  return out;
-}
-std::vector<float> from_heads_major(const std::vector<float>& x, int B, int L, int H, int D) {
-  std::vector<float> out(x.size());
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < L; ++i)
-      for (int h = 0; h < H; ++h)
-        for (int e = 0; e < D; ++e)
-          out[((std::size_t(b) * L + i) * H + h) * D + e] = x[((std::size_t(b) * H + h) * L + i) * D + e];
-  return out;
-}
-tensor_view heads_major_view(const std::vector<float>& x, int B, int L, int H, int D) {
-  return make_tensor(x.data(), dtype::f32, {B, L, H, D}, {std::int64_t(H) * L * D, D, std::int64_t(L) * D, 1});
-}
-}  // namespace
 
 TEST_CASE("every tensor stored (B, heads, L, D) gives the dense result, decoding and prefill", "[runtime][strides]") {
   const int B = 2, H = 4, KVH = 2, D = 64, Dv = 32;
@@ -192,8 +179,8 @@ TEST_CASE("every tensor stored (B, heads, L, D) gives the dense result, decoding
     const auto problem = make_random_problem(aot_all_options::description, B, Lq, Lk, 9);
     aot_call dense(problem);
     REQUIRE(aot_all_options::run(dense.args()).ok());
-    const auto q = to_heads_major(problem.q, B, Lq, H, D), k = to_heads_major(problem.k, B, Lk, KVH, D),
-               v = to_heads_major(problem.v, B, Lk, KVH, Dv);
+    const auto q = swap_middle_dims(problem.q, B, Lq, H, D), k = swap_middle_dims(problem.k, B, Lk, KVH, D),
+               v = swap_middle_dims(problem.v, B, Lk, KVH, Dv);
     std::vector<float> output(std::size_t(B) * Lq * H * Dv);
     aot_call strided(problem);
     attention_args args = strided.args();
@@ -202,7 +189,7 @@ TEST_CASE("every tensor stored (B, heads, L, D) gives the dense result, decoding
     args.v = heads_major_view(v, B, Lk, KVH, Dv);
     args.output = heads_major_view(output, B, Lq, H, Dv);
     REQUIRE(aot_all_options::run(args).ok());
-    CHECK(from_heads_major(output, B, Lq, H, Dv) == dense.output());
+    CHECK(swap_middle_dims(output, B, H, Lq, Dv) == dense.output());
   }
 }
 
