@@ -256,7 +256,7 @@ void schedule_cpu(attention_algorithm& a) {
   // Split states are computed outside the (kv head, batch) tasks, where no staged K could live.
   if (split_keys && a.tiles.qk != qk_layout::along_head_dim)
     throw std::logic_error("schedule_cpu: key splits need q.k along head_dim");
-  Var gb("gb"), gbo("gbo"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), ev("ev");
+  Var gb("gb"), gbo("gbo"), sgb("sgb"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), ev("ev");
 
   // One task per (kv head, batch): the group's heads share each K/V block. Heads split exactly into
   // groups (H is a multiple of the group size). Query tiles run inside the task, so scratch is per tile.
@@ -314,7 +314,6 @@ void schedule_cpu(attention_algorithm& a) {
   if (split_keys) {
     // Flash-decoding: one task per (key split, kv head, batch), each split's state kept for the merge
     // (a few rows x Dv per task), so a handful of kv heads still keeps every thread streaming K/V.
-    Var sgb("sgb");
     a.state.compute_root();
     for (Stage stage : {Stage(a.state), a.state.update()}) stage.fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb);
     a.merged.vectorize(a.e, v_lanes);
@@ -337,8 +336,10 @@ void schedule_cpu(attention_algorithm& a) {
   // The first block's Funcs are computed in the state's first stage, the later blocks' per block of
   // its update. (A loop level names a loop in every stage of the state; each set lands in the one
   // stage that uses it.)
-  schedule_block_funcs(a, a.first_block, task, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
-  schedule_block_funcs(a, a.later_blocks, task, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
+  // Block scratch kept on the heap lives per task: with key splits, the split's task in the state's loop nest.
+  const LoopLevel block_task = split_keys ? LoopLevel(a.state, sgb) : task;
+  schedule_block_funcs(a, a.first_block, block_task, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
+  schedule_block_funcs(a, a.later_blocks, block_task, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
 }
 
 }  // namespace attngen::codegen

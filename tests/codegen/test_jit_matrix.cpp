@@ -21,6 +21,10 @@ TEST_CASE("MQA H4 KVH1 D64 matches the reference", "[jit][matrix]") {
   check_against_reference(attention().heads(4).kv_heads(1).head_dim(64), awkward_lengths, {1, 3});
 }
 
+TEST_CASE("MQA H32 KVH1 D32 (32-row tiles, block scratch on the heap) matches the reference", "[jit][matrix]") {
+  check_against_reference(attention().heads(32).kv_heads(1).head_dim(32), {1, 3, 530}, {1});
+}
+
 TEST_CASE("GQA H32 KVH8 D128 matches the reference", "[jit][matrix]") {
   check_against_reference(attention().heads(32).kv_heads(8).head_dim(128), {1, 7, 113, 512}, {1});
 }
