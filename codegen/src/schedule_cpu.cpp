@@ -333,11 +333,11 @@ void schedule_cpu(attention_algorithm& a) {
   a.state.reorder(ev, iv, io, eo);
   a.state.update().reorder(ev, iv, io, eo, a.key_blocks, a.it);
 
+  // Block scratch kept on the heap lives per task: with key splits, per split task of the state.
+  const LoopLevel block_task = split_keys ? LoopLevel(a.state, sgb) : task;
   // The first block's Funcs are computed in the state's first stage, the later blocks' per block of
   // its update. (A loop level names a loop in every stage of the state; each set lands in the one
   // stage that uses it.)
-  // Block scratch kept on the heap lives per task: with key splits, the split's task in the state's loop nest.
-  const LoopLevel block_task = split_keys ? LoopLevel(a.state, sgb) : task;
   schedule_block_funcs(a, a.first_block, block_task, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
   schedule_block_funcs(a, a.later_blocks, block_task, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
 }
