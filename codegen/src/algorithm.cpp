@@ -32,34 +32,34 @@ int mask_rank(mask_shape shape) {
 }
 
 // The additive mask's value for (key, query, head, batch); indices already clamped into range.
-Expr additive_mask_at(const attention_algorithm& a, Expr key, Expr query, Expr head, Expr batch) {
-  switch (a.desc.additive_mask_shape) {
-    case mask_shape::lq_lk: return a.mask(key, query);
-    case mask_shape::h_lq_lk: return a.mask(key, query, head);
-    case mask_shape::b_h_lq_lk: return a.mask(key, query, head, batch);
-    case mask_shape::b_1_lq_lk: return a.mask(key, query, 0, batch);
+Expr additive_mask_at(const ImageParam& mask, mask_shape shape, Expr key, Expr query, Expr head, Expr batch) {
+  switch (shape) {
+    case mask_shape::lq_lk: return mask(key, query);
+    case mask_shape::h_lq_lk: return mask(key, query, head);
+    case mask_shape::b_h_lq_lk: return mask(key, query, head, batch);
+    case mask_shape::b_1_lq_lk: return mask(key, query, 0, batch);
     case mask_shape::none: break;
   }
   return Expr();
 }
 
-// True where the key is excluded for the query by causality or key padding.
-Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Expr key_clamped, Expr batch,
-                         Expr query_length, Expr key_length) {
-  Expr masked = key >= key_length;
-  if (a.desc.causal_mode == causal_alignment::top_left) masked = masked || key > query;
-  if (a.desc.causal_mode == causal_alignment::bottom_right)
-    masked = masked || key > query + (key_length - query_length);
-  if (a.desc.has_key_padding_mask()) {
-    Expr flag = a.key_padding(key_clamped, batch) != 0;
-    masked = masked || (a.desc.key_padding == padding_polarity::true_means_ignore ? flag : !flag);
+// True where the key is excluded for the query by its position or causality, or by the sources' mask.
+Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Expr key_clamped, Expr query_clamped,
+                         Expr head, Expr batch) {
+  const attention_sources& src = a.sources;
+  Expr masked = key >= src.key_length;
+  if (a.desc.is_causal()) {
+    Expr after_diagonal = key > query + src.causal_offset;
+    if (!Internal::is_const_zero(src.causally_free_keys)) after_diagonal = after_diagonal && key >= src.causally_free_keys;
+    masked = masked || after_diagonal;
   }
+  if (src.hidden.defined()) masked = masked || src.hidden(key_clamped, query_clamped, head, batch);
   return masked;
 }
 
 // Index expressions of a tile's rows and a block's keys, shared by every block Func.
 struct tile_indices {
-  Expr query, head, query_clamped, key, key_clamped, query_length, key_length;
+  Expr query, head, query_clamped, key, key_clamped;
 };
 
 // One key block's Funcs, named with `prefix`.
@@ -72,9 +72,9 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
   Expr raw_score = f.dot(j, ii, kb, it, g, b);
-  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, b, at.query_length, at.key_length);
-  if (a.desc.has_additive_mask()) {
-    Expr bias = cast<float>(additive_mask_at(a, at.key_clamped, at.query_clamped, at.head, b));
+  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b);
+  if (a.sources.additive.defined()) {
+    Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, b);
     raw_score += bias;
     masked = masked || bias <= mask_out_threshold;
   }
@@ -106,14 +106,27 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.block_sum(ii, kb, it, g, b) = 0.0f;
   f.block_sum(ii, kb, it, g, b) += f.block_sum_lanes(a.lane_collapse, ii, kb, it, g, b);
 
-  const Expr pv_key = clamp(kb * a.tiles.key_block + a.pv_reduction, 0, at.key_length - 1);
+  const Expr pv_key = clamp(kb * a.tiles.key_block + a.pv_reduction, 0, a.sources.key_length - 1);
+  Expr pv_weight = f.weight(a.pv_reduction, ii, kb, it, g, b);
+  if (a.sources.value_weight_factor.defined())
+    pv_weight *= a.sources.value_weight_factor(pv_key, at.query_clamped, at.head, b);
   f.block_pv = Func(prefix + "block_pv");
   f.block_pv(e, ii, kb, it, g, b) = 0.0f;
-  f.block_pv(e, ii, kb, it, g, b) += f.weight(a.pv_reduction, ii, kb, it, g, b) * cast<float>(a.v(e, g, pv_key, b));
+  f.block_pv(e, ii, kb, it, g, b) += pv_weight * cast<float>(a.sources.v(e, g, pv_key, b));
   return f;
 }
 
 }  // namespace
+
+Expr score_at(const attention_algorithm& a, Expr scaled_dot, Expr key, Expr query, Expr head, Expr batch) {
+  Expr masked = structurally_masked(a, key, query, key, query, head, batch);
+  if (a.sources.additive.defined()) {
+    const Expr bias = a.sources.additive(key, query, head, batch);
+    scaled_dot += bias;
+    masked = masked || bias <= mask_out_threshold;
+  }
+  return select(masked, masked_score, scaled_dot);
+}
 
 Type halide_type_of(dtype t) {
   switch (t) {
@@ -139,9 +152,40 @@ std::vector<Func> attention_algorithm::outputs() const {
 }
 
 attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles) {
+  const Type element = halide_type_of(desc.element_type);
+  const ImageParam q(element, 4, "q"), k(element, 4, "k"), v(element, 4, "v");
+  ImageParam mask, key_padding;
+  Var d("d"), j("j"), i("i"), h("h"), b("b");
+  attention_sources src;
+  src.q(d, h, i, b) = q(d, h, i, b);
+  src.k(d, h, j, b) = k(d, h, j, b);
+  src.v(d, h, j, b) = v(d, h, j, b);
+  src.query_length = q.dim(2).extent();
+  src.key_length = k.dim(2).extent();
+  src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? src.key_length - src.query_length : Expr(0);
+  if (desc.has_additive_mask()) {
+    mask = ImageParam(element, mask_rank(desc.additive_mask_shape), "mask");
+    src.additive(j, i, h, b) = cast<float>(additive_mask_at(mask, desc.additive_mask_shape, j, i, h, b));
+  }
+  if (desc.has_key_padding_mask()) {
+    key_padding = ImageParam(UInt(8), 2, "key_padding");
+    const Expr flag = key_padding(j, b) != 0;
+    src.hidden(j, i, h, b) = desc.key_padding == padding_polarity::true_means_ignore ? flag : !flag;
+  }
+  attention_algorithm a = define_attention(desc, tiles, src);
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.mask = mask;
+  a.key_padding = key_padding;
+  return a;
+}
+
+attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, attention_sources sources) {
   attention_algorithm a;
   a.desc = desc;
   a.tiles = tiles;
+  a.sources = std::move(sources);
   const Type element = halide_type_of(desc.element_type);
   const int head_dim = desc.qk_head_dim;
   const int group = desc.group_size();
@@ -149,16 +193,10 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   const int block_keys = tiles.key_block;
   const float scale = desc.has_scale ? desc.scale_value : 1.0f / std::sqrt(static_cast<float>(head_dim));
 
-  a.q = ImageParam(element, 4, "q");
-  a.k = ImageParam(element, 4, "k");
-  a.v = ImageParam(element, 4, "v");
-  if (desc.has_additive_mask()) a.mask = ImageParam(element, mask_rank(desc.additive_mask_shape), "mask");
-  if (desc.has_key_padding_mask()) a.key_padding = ImageParam(UInt(8), 2, "key_padding");
-
   Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, s = a.s, g = a.g, i = a.i, h = a.h, b = a.b,
       lane = a.lane;
-  const Expr query_length = a.q.dim(2).extent();
-  const Expr key_length = a.k.dim(2).extent();
+  const Expr query_length = a.sources.query_length;
+  const Expr key_length = a.sources.key_length;
 
   // Row ii of tile it is query `query` of head `head` (a head of kv group g). Queries past the end of
   // the last tile and keys past the end of the last block are computed on clamped indices (never out
@@ -170,10 +208,10 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   const Expr key_clamped = clamp(key, 0, key_length - 1);
 
   a.query_tile = Func("query_tile");
-  a.query_tile(d, ii, it, g, b) = cast<float>(a.q(d, head, query_clamped, b)) * scale;
+  a.query_tile(d, ii, it, g, b) = cast<float>(a.sources.q(d, head, query_clamped, b)) * scale;
 
   a.key_block = Func("key_block");
-  a.key_block(j, d, kb, g, b) = cast<float>(a.k(d, g, key_clamped, b));
+  a.key_block(j, d, kb, g, b) = cast<float>(a.sources.k(d, g, key_clamped, b));
 
   a.qk_reduction = RDom(0, head_dim, "rd");
   a.lane_reduction = RDom(0, block_keys / tiles.lanes, "rg");
@@ -193,13 +231,14 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // test would split its vectors; key blocks past it are skipped by the recurrence below.
   Expr last_visible_key;
   if (desc.is_causal()) {
-    const Expr offset = desc.causal_mode == causal_alignment::bottom_right ? key_length - query_length : Expr(0);
-    last_visible_key = it * tile_queries + (tile_queries - 1) + offset;
+    last_visible_key = it * tile_queries + (tile_queries - 1) + a.sources.causal_offset;
+    if (!Internal::is_const_zero(a.sources.causally_free_keys))
+      last_visible_key = max(last_visible_key, a.sources.causally_free_keys - 1);
     const int group_keys = tiles.qk_key_group;
     a.qk_reduction.where(kb * block_keys + (j / group_keys) * group_keys <= last_visible_key);
     a.pv_reduction.where(kb * block_keys + a.pv_reduction <= last_visible_key);
   }
-  const tile_indices indices{query, head, query_clamped, key, key_clamped, query_length, key_length};
+  const tile_indices indices{query, head, query_clamped, key, key_clamped};
   a.first_block = define_block_funcs(a, indices, "first_");
   a.later_blocks = define_block_funcs(a, indices, "");
 

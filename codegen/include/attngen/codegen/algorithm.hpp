@@ -67,15 +67,38 @@ struct block_funcs {
   Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
 };
 
+/// Where the algorithm reads its tensors and masks from: the operator's arguments, or another
+/// pipeline's Funcs (the module's projections). Indices are Halide order, innermost first.
+struct attention_sources {
+  Halide::Func q;  ///< (d, h, i, b)
+  Halide::Func k;  ///< (d, g, j, b)
+  Halide::Func v;  ///< (e, g, j, b)
+  Halide::Expr query_length, key_length;
+  /// With causality, query i sees keys j <= i + causal_offset, and every key j < causally_free_keys.
+  Halide::Expr causal_offset;
+  Halide::Expr causally_free_keys = 0;
+  /// Optional, (j, i, h, b), called with indices clamped into range: a float added to the scaled
+  /// score (values <= -1e38 mask the key out).
+  Halide::Func additive;
+  /// Optional, (j, i, h, b), clamped indices: true where the key is masked out.
+  Halide::Func hidden;
+  /// Optional, (j, i, h, b), clamped indices: a factor on each weight where it multiplies V, not
+  /// where it is summed (dropout: 0 or 1 / (1 - p)).
+  Halide::Func value_weight_factor;
+};
+
 /// Every Func and parameter of one attention kernel, so a schedule can reach them.
 struct attention_algorithm {
   attention_desc desc;
   blocking tiles;
 
-  // Inputs, in the order of the generated function's arguments (after the user context).
+  // The operator's inputs, in the order of the generated function's arguments (after the user
+  // context); undefined when the algorithm reads another pipeline's Funcs.
   Halide::ImageParam q, k, v;     ///< (B, Lq, H, D), (B, Lk, KVH, D), (B, Lk, KVH, Dv)
   Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
   Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present
+
+  attention_sources sources;
 
   // Outputs.
   Halide::Func output;  ///< (B, Lq, H, Dv)
@@ -110,8 +133,20 @@ struct attention_algorithm {
   std::vector<Halide::Func> outputs() const;
 };
 
-/// Defines the algorithm for `desc` (which must be valid) with the given blocking.
+/// Defines the operator for `desc` (which must be valid) with the given blocking, reading the
+/// operator's arguments (q, k, v, mask, key_padding ImageParams).
 attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles);
+
+/// Defines the algorithm reading `sources`. The description's masks are ignored (the sources carry
+/// them); its causality, heads, head dims, scale and lse output apply.
+attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, attention_sources sources);
+
+/// The masked score of (key, query, head, batch) as the key blocks compute it, from its scaled q.k:
+/// plus the additive mask, or a value <= masked_score_limit where the key is masked. For results
+/// computed outside the blocks (the module's attention weights). Indices must be in range.
+Halide::Expr score_at(const attention_algorithm& a, Halide::Expr scaled_dot, Halide::Expr key, Halide::Expr query,
+                      Halide::Expr head, Halide::Expr batch);
+inline constexpr float masked_score_limit = -1e38f;
 
 /// Halide element type for a DSL dtype.
 Halide::Type halide_type_of(dtype t);
