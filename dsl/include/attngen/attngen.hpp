@@ -3,5 +3,8 @@
 
 #include "attngen/attention.hpp"
 #include "attngen/dtype.hpp"
+#include "attngen/module.hpp"
+#include "attngen/module_text_format.hpp"
+#include "attngen/module_validation.hpp"
 #include "attngen/text_format.hpp"
 #include "attngen/validation.hpp"

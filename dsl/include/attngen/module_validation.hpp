@@ -1,0 +1,70 @@
+#pragma once
+/// Validation of module descriptions, at compile time and at run time, from one list of rules (as
+/// validation.hpp does for the operator).
+///
+/// Compile time:  `attngen::validated<my_module>()` stops compilation with
+///                "static assertion failed: attngen: <message>" for the first broken rule.
+/// Run time:      `attngen::first_problem(desc)` returns the same message, or an empty view when valid.
+
+#include <string_view>
+
+#include "attngen/module.hpp"
+#include "attngen/validation.hpp"
+
+namespace attngen {
+
+// Conditions never divide by zero or read a derived size before the rules it depends on hold, so the
+// first message names the cause.
+#define ATTNGEN_MODULE_RULES(RULE)                                                                        \
+  RULE(embed_dim_given, d.embed != mha_desc::unset, "embed_dim is not set: call .embed_dim(n)")           \
+  RULE(embed_dim_positive, d.embed == mha_desc::unset || d.embed >= 1, "embed_dim must be at least 1")   \
+  RULE(module_heads_given, d.num_heads != mha_desc::unset, "heads is not set: call .heads(n)")           \
+  RULE(module_heads_positive, d.num_heads == mha_desc::unset || d.num_heads >= 1,                        \
+       "heads must be at least 1")                                                                       \
+  RULE(heads_divide_embed_dim, d.num_heads < 1 || d.embed < 1 || d.embed % d.num_heads == 0,             \
+       "embed_dim must be divisible by heads (head_dim = embed_dim / heads)")                            \
+  RULE(module_head_dim_in_range, d.num_heads < 1 || d.embed < 1 || d.head_dim() <= max_head_dim,         \
+       "embed_dim / heads (the head dimension) must be at most 512")                                     \
+  RULE(module_kv_heads_positive, d.num_kv_heads == mha_desc::unset || d.num_kv_heads >= 1,               \
+       "kv_heads must be at least 1")                                                                    \
+  RULE(module_kv_heads_divide_heads,                                                                     \
+       d.num_heads < 1 || d.effective_kv_heads() < 1 || d.num_heads % d.effective_kv_heads() == 0,       \
+       "heads must be a multiple of kv_heads (each kv head serves heads/kv_heads query heads)")          \
+  RULE(kdim_positive, d.key_dim == mha_desc::unset || d.key_dim >= 1, "kdim must be at least 1")         \
+  RULE(vdim_positive, d.value_dim == mha_desc::unset || d.value_dim >= 1, "vdim must be at least 1")     \
+  RULE(dropout_in_range, d.dropout_p >= 0.0f && d.dropout_p < 1.0f,                                      \
+       "dropout must be in [0, 1): p = 1 would drop every weight")                                       \
+  RULE(attn_mask_shape_given, (d.mask == mask_kind::none) == (d.mask_dims == attn_mask_shape::none),     \
+       "attn_mask needs both a kind (boolean or additive) and a shape (l_s, bh_l_s or b_h_l_s)")         \
+  RULE(module_element_type_is_float, d.element_type != dtype::u8,                                        \
+       "element type must be f32, f16 or bf16 (u8 is for boolean masks only)")
+
+namespace detail {
+#define ATTNGEN_MODULE_RULE_AS_FUNCTION(id, condition, message) \
+  constexpr bool rule_##id(const mha_desc& d) { return condition; }
+ATTNGEN_MODULE_RULES(ATTNGEN_MODULE_RULE_AS_FUNCTION)
+#undef ATTNGEN_MODULE_RULE_AS_FUNCTION
+}  // namespace detail
+
+/// The message of the first rule `d` breaks, or an empty view when `d` is valid.
+constexpr std::string_view first_problem(const mha_desc& d) {
+#define ATTNGEN_MODULE_RULE_AS_CHECK(id, condition, message) \
+  if (!detail::rule_##id(d)) return message;
+  ATTNGEN_MODULE_RULES(ATTNGEN_MODULE_RULE_AS_CHECK)
+#undef ATTNGEN_MODULE_RULE_AS_CHECK
+  return {};
+}
+
+constexpr bool is_valid(const mha_desc& d) { return first_problem(d).empty(); }
+
+/// Checks `D` at compile time and returns it: each broken rule is a static_assert with its message.
+template <mha_desc D>
+constexpr mha_desc validated() {
+#define ATTNGEN_MODULE_RULE_AS_STATIC_ASSERT(id, condition, message) \
+  static_assert(detail::rule_##id(D), "attngen: " message);
+  ATTNGEN_MODULE_RULES(ATTNGEN_MODULE_RULE_AS_STATIC_ASSERT)
+#undef ATTNGEN_MODULE_RULE_AS_STATIC_ASSERT
+  return D;
+}
+
+}  // namespace attngen
