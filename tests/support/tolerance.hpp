@@ -37,4 +37,15 @@ inline double lse_tolerance(int head_dim, int key_length, double reference) {
          (1.0 + std::fabs(reference));
 }
 
+/// Largest absolute error allowed in a module output or attention weight, as a multiple of
+/// max(1, largest |reference| of that tensor). Weights and inputs are exact in the element type, so
+/// the error is the output's rounding plus float32 accumulation over the input projection (the
+/// widest input), q.k, the softmax sums and the output projection.
+inline double module_tolerance(dtype t, int widest_input, int head_dim, int key_length, int embed) {
+  const double accumulation = 8 * 2 * unit_roundoff(dtype::f32) *
+                              (std::sqrt(double(widest_input)) + std::sqrt(double(head_dim)) +
+                               std::sqrt(double(key_length)) + std::sqrt(double(embed)));
+  return unit_roundoff(t) + accumulation;
+}
+
 }  // namespace attngen::testing

@@ -1,0 +1,74 @@
+#pragma once
+/// The multi-head attention module as Halide Funcs: input projections, the attention algorithm
+/// reading them, the output projection and the attention weights. No scheduling.
+///
+/// Halide dimension order is innermost first: a (B, L, E) tensor is indexed (c, i, b), an (L, B, E)
+/// one (c, b, i). Projections are computed batch-major, (feature, position, batch), whatever the
+/// inputs' layout. Keys appended by add_bias_kv and add_zero_attn are placed *before* the S projected
+/// keys inside the kernel (so causal block skipping, which trims key blocks from the end, never skips
+/// them); the weights output puts them after, in PyTorch's order.
+
+#include <vector>
+
+#include "Halide.h"
+#include "attngen/codegen/algorithm.hpp"
+#include "attngen/module.hpp"
+
+namespace attngen::codegen {
+
+/// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in).
+struct linear_funcs {
+  Halide::Func weight_transposed;  ///< (n, c): W with outputs innermost, so outputs vectorise
+  Halide::Func product;            ///< (n, i, b): the sum over c
+  Halide::Func result;             ///< (n, i, b): product + bias, as float
+  Halide::RDom reduction;          ///< over c
+  int inputs = 0, outputs = 0;
+};
+
+/// Every Func and parameter of one module kernel, so a schedule can reach them.
+struct module_algorithm {
+  mha_desc desc;
+
+  // Inputs, in the order of the generated function's arguments (after the user context).
+  Halide::ImageParam query, key, value;                  ///< (B, L, E) / (B, S, kdim) / (B, S, vdim), or sequence-first
+  Halide::ImageParam q_weight, k_weight, v_weight;       ///< (E, E), (KVE, kdim), (KVE, vdim): (out, in)
+  Halide::ImageParam q_bias, k_bias, v_bias;             ///< (E), (KVE), (KVE); only with bias
+  Halide::ImageParam bias_k, bias_v;                     ///< (KVE) each; only with add_bias_kv
+  Halide::ImageParam out_weight, out_bias;               ///< (E, E), (E); the bias only with bias
+  Halide::ImageParam key_padding;                        ///< (B, S); only with a key-padding mask
+  Halide::ImageParam mask;                               ///< attn_mask of the described shape; only with one
+  Halide::Param<bool> training{"training"};              ///< only with dropout: apply it in this call
+  Halide::Param<uint64_t> seed{"seed"};                  ///< only with dropout
+
+  // Outputs.
+  Halide::Func output;   ///< (B, L, E) or (L, B, E)
+  Halide::Func weights;  ///< (B, H, L, S') per head or (B, L, S') averaged; only with need_weights
+
+  Halide::Var c{"c"}, n{"n"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, column{"column"};
+
+  // Intermediate stages.
+  linear_funcs q_projection, k_projection, v_projection, out_projection;
+  Halide::Func keys, values;  ///< (d, g, j, b): extra keys first, then the projected keys
+  Halide::Func score_dot;     ///< (j, i, h, b): for the weights output, q.k by kernel key order
+  Halide::Func scores;        ///< (j, i, h, b): scaled and masked
+  Halide::Func head_weights;  ///< (column, i, h, b): softmax weights after dropout, PyTorch's key order
+  Halide::Func summed_weights;  ///< (column, i, b): head_weights summed over heads; only when averaged
+  Halide::RDom score_reduction, head_reduction;
+  attention_algorithm attention;
+
+  Halide::Expr query_length, input_key_length, key_length;  ///< L, S and S + extra keys
+
+  /// Arguments of the generated function, in order (see the member list above).
+  std::vector<Halide::Argument> arguments() const;
+  /// Output Funcs, in order: output, [weights].
+  std::vector<Halide::Func> outputs() const;
+};
+
+/// Defines the module for `desc` (which must be valid); its attention uses `tiles`.
+module_algorithm define_module(const mha_desc& desc, const blocking& tiles);
+
+/// The dropout hash as Halide Exprs: the uint32 of attngen::dropout_bits for the same arguments.
+Halide::Expr dropout_bits(Halide::Expr seed, Halide::Expr batch, Halide::Expr head, Halide::Expr query,
+                          Halide::Expr column, int heads);
+
+}  // namespace attngen::codegen

@@ -1,0 +1,34 @@
+#pragma once
+/// Runs a module description through Halide's JIT with the same algorithm and CPU schedule that the
+/// AOT generator uses.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attngen/runtime/variants.hpp"
+#include "module/module_problem.hpp"
+
+namespace attngen::testing {
+
+struct module_result {
+  std::vector<float> output;   ///< module_problem::output_shape()
+  std::vector<float> weights;  ///< module_problem::weights_shape(); empty without need_weights
+};
+
+/// A module description compiled once for the running CPU, its attention in one kernel variant.
+class jit_module {
+ public:
+  explicit jit_module(const mha_desc& desc, kernel_variant variant = kernel_variant::general);
+  ~jit_module();
+  jit_module(const jit_module&) = delete;
+  jit_module& operator=(const jit_module&) = delete;
+
+  module_result run(const module_problem& p);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace attngen::testing

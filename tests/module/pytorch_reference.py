@@ -1,0 +1,112 @@
+"""Reference outputs of PyTorch's nn.MultiheadAttention, in float64, for attngen's module tests.
+
+Usage: pytorch_reference.py CASE_DIR...
+
+Each CASE_DIR holds config.txt (one "key value..." per line; "tensor NAME d0 d1 ..." declares
+NAME.bin, dense row-major float64) written by the C++ test. This writes output.bin and, when the case
+asks for weights, weights.bin (float64) into the same directory.
+
+What the module cannot take directly is expressed through what it can, with the same meaning:
+- kv heads (GQA/MQA): the k/v projection rows (and bias_k/bias_v) of kv head g are repeated for each
+  query head of its group, which gives exactly the grouped attention.
+- causality: a boolean (L, S) mask, true above the diagonal (top_left) or above the diagonal shifted
+  by S - L (bottom_right), combined with the attn_mask.
+- 4-D (B, H, L, S) attn_mask: reshaped to PyTorch's 3-D (B*H, L, S).
+- float key_padding_mask: added to the attn_mask as a (B*H, L, S) float mask.
+"""
+import sys
+
+import numpy as np
+import torch
+
+
+def read_case(directory):
+    config, tensors = {}, {}
+    with open(f"{directory}/config.txt") as f:
+        for line in f:
+            words = line.split()
+            if not words:
+                continue
+            if words[0] == "tensor":
+                shape = [int(w) for w in words[2:]]
+                data = np.fromfile(f"{directory}/{words[1]}.bin", dtype="<f8").reshape(shape)
+                tensors[words[1]] = torch.from_numpy(data)
+            else:
+                config[words[0]] = words[1]
+    return config, tensors
+
+
+def run_case(directory):
+    config, t = read_case(directory)
+    E, H, KVH = int(config["embed"]), int(config["heads"]), int(config["kv_heads"])
+    kdim, vdim = int(config["kdim"]), int(config["vdim"])
+    B, L, S = int(config["B"]), int(config["L"]), int(config["S"])
+    bias, bias_kv, zero_attn = config["bias"] == "1", config["bias_kv"] == "1", config["zero_attn"] == "1"
+    batch_first = config["batch_first"] == "1"
+    head_dim, group = E // H, H // KVH
+
+    def per_query_head(rows):  # (KVH * head_dim, ...) -> (H * head_dim, ...)
+        return rows.reshape(KVH, head_dim, *rows.shape[1:]).repeat_interleave(group, dim=0).reshape(E, *rows.shape[1:])
+
+    module = torch.nn.MultiheadAttention(E, H, dropout=0.0, bias=bias, add_bias_kv=bias_kv,
+                                         add_zero_attn=zero_attn, kdim=kdim, vdim=vdim,
+                                         batch_first=batch_first, dtype=torch.float64)
+    module.eval()
+    k_weight, v_weight = per_query_head(t["k_weight"]), per_query_head(t["v_weight"])
+    with torch.no_grad():
+        if module._qkv_same_embed_dim:
+            module.in_proj_weight.copy_(torch.cat([t["q_weight"], k_weight, v_weight]))
+        else:
+            module.q_proj_weight.copy_(t["q_weight"])
+            module.k_proj_weight.copy_(k_weight)
+            module.v_proj_weight.copy_(v_weight)
+        module.out_proj.weight.copy_(t["out_weight"])
+        if bias:
+            module.in_proj_bias.copy_(torch.cat([t["q_bias"], per_query_head(t["k_bias"]), per_query_head(t["v_bias"])]))
+            module.out_proj.bias.copy_(t["out_bias"])
+        if bias_kv:
+            module.bias_k.copy_(per_query_head(t["bias_k"]).reshape(1, 1, E))
+            module.bias_v.copy_(per_query_head(t["bias_v"]).reshape(1, 1, E))
+
+    attn_mask = None
+    if config["attn_mask"] != "none":
+        attn_mask = t["attn_mask"]
+        if config["attn_mask_shape"] == "b_h_l_s":
+            attn_mask = attn_mask.reshape(B * H, L, S)
+        if config["attn_mask"] == "boolean":
+            attn_mask = attn_mask != 0
+    if config["causal"] != "none":
+        shift = 0 if config["causal"] == "top_left" else S - L
+        above = torch.ones(L, S, dtype=torch.bool).triu(diagonal=1 + shift)
+        if attn_mask is None:
+            attn_mask = above
+        elif attn_mask.dtype == torch.bool:
+            attn_mask = attn_mask | above
+        else:
+            attn_mask = attn_mask.masked_fill(above, float("-inf"))
+    key_padding_mask = None
+    if config["key_padding"] == "boolean":
+        key_padding_mask = t["key_padding"] != 0
+    elif config["key_padding"] == "additive":
+        padding = t["key_padding"].reshape(B, 1, 1, S).expand(B, H, L, S).reshape(B * H, L, S)
+        if attn_mask is None:
+            attn_mask = padding
+        elif attn_mask.dtype == torch.bool:
+            attn_mask = padding.masked_fill(attn_mask, float("-inf"))
+        else:
+            attn_mask = attn_mask + padding
+
+    weights = config["weights"]
+    with torch.no_grad():
+        output, attention_weights = module(t["query"], t["key"], t["value"], key_padding_mask=key_padding_mask,
+                                           need_weights=weights != "none", attn_mask=attn_mask,
+                                           average_attn_weights=weights == "averaged")
+    output.numpy().astype("<f8").tofile(f"{directory}/output.bin")
+    if weights != "none":
+        attention_weights.numpy().astype("<f8").tofile(f"{directory}/weights.bin")
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    for case_directory in sys.argv[1:]:
+        run_case(case_directory)
