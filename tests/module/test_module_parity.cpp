@@ -153,4 +153,26 @@ TEST_CASE("module in bf16 and f16 matches PyTorch within the type's rounding, E2
     check_against_pytorch(base.element(t).causal(bottom_right).need_weights(weights_output::per_head));
 }
 
+TEST_CASE("module query with every key masked outputs the output bias, where PyTorch 1.13 gives NaN") {
+  const auto desc = base.batch_first(true).key_padding_mask(mask_kind::boolean).need_weights(weights_output::per_head);
+  module_problem p = make_random_module_problem(desc, 2, 3, 5, 11);
+  auto& padding = p.inputs.at("key_padding").values;
+  std::fill(padding.begin() + 5, padding.end(), 1.0f);  // batch 1: every key is padding
+  const module_reference reference = pytorch_references({p}).front();
+  jit_module kernel(desc);
+  const module_result r = kernel.run(p);
+  const auto& out_bias = p.inputs.at("out_bias").values;
+  const int E = desc.embed;
+  for (int i = 0; i < p.query_length; ++i)
+    for (int c = 0; c < E; ++c) {
+      const std::size_t n = (std::size_t(1) * p.query_length + i) * E + c;
+      CHECK(std::isnan(reference.output[n]));
+      CHECK(r.output[n] == out_bias[c]);
+    }
+  for (std::size_t n = std::size_t(desc.num_heads) * p.query_length * p.key_length; n < r.weights.size(); ++n) {
+    CHECK(std::isnan(reference.weights[n]));
+    CHECK(r.weights[n] == 0.0f);
+  }
+}
+
 }  // namespace attngen::testing
