@@ -4,9 +4,12 @@
 #include <stdexcept>
 
 #include "attngen/codegen/algorithm.hpp"
+#include "attngen/codegen/module_algorithm.hpp"
+#include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/wrapper.hpp"
+#include "attngen/module_validation.hpp"
 #include "attngen/validation.hpp"
 
 namespace attngen::codegen {
@@ -27,8 +30,8 @@ void write_file(const std::string& path, const std::string& text) {
 }  // namespace
 
 void compile_kernel(const kernel_request& request) {
-  if (const auto problem = first_problem(request.desc); !problem.empty())
-    throw std::runtime_error("invalid description: " + std::string(problem));
+  const std::string_view problem = std::visit([](const auto& d) { return first_problem(d); }, request.desc);
+  if (!problem.empty()) throw std::runtime_error("invalid description: " + std::string(problem));
   if (request.targets.empty()) throw std::runtime_error("no target given");
 
   std::vector<Halide::Target> targets;
@@ -37,6 +40,8 @@ void compile_kernel(const kernel_request& request) {
     targets.push_back(kernel_target(t));
     target_names.push_back(t.to_string());
   }
+  const auto* module = std::get_if<mha_desc>(&request.desc);
+  const attention_desc op = module ? module->attention_operator() : std::get<attention_desc>(request.desc);
   // One static library per variant; each target gets its own schedule (vector widths differ), so
   // modules are built per target.
   for (int v = 0; v < kernel_variant_count; ++v) {
@@ -44,10 +49,15 @@ void compile_kernel(const kernel_request& request) {
     const std::string function = halide_function_name(request.name, variant);
     const std::string prefix = request.output_directory + "/" + function;
     auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
-      attention_algorithm a = define_attention(request.desc, cpu_variant_blocking(request.desc, target, variant));
+      const blocking tiles = cpu_variant_blocking(op, target, variant);
+      if (module) {
+        module_algorithm m = define_module(*module, tiles);
+        schedule_module_cpu(m, target);
+        return Halide::Pipeline(m.outputs()).compile_to_module(m.arguments(), fn_name, target);
+      }
+      attention_algorithm a = define_attention(op, tiles);
       schedule_cpu(a);
-      std::vector<Halide::Argument> arguments = a.arguments();
-      return Halide::Pipeline(a.outputs()).compile_to_module(arguments, fn_name, target);
+      return Halide::Pipeline(a.outputs()).compile_to_module(a.arguments(), fn_name, target);
     };
     Halide::compile_multitarget(function,
                                 {{Halide::OutputFileType::static_library, prefix + ".a"},
@@ -58,9 +68,10 @@ void compile_kernel(const kernel_request& request) {
   // The variant rule needs the short_queries tiling's queries per tile, taken from the most capable
   // target (the others' lanes divide its lanes, so their tiles hold as many or fewer queries).
   const int short_queries_per_tile =
-      cpu_variant_blocking(request.desc, targets.front(), kernel_variant::short_queries).queries_per_tile;
+      cpu_variant_blocking(op, targets.front(), kernel_variant::short_queries).queries_per_tile;
   const wrapper_sources wrapper =
-      emit_wrapper(request.name, request.cpp_namespace, request.desc, short_queries_per_tile, target_names);
+      module ? emit_module_wrapper(request.name, request.cpp_namespace, *module, short_queries_per_tile, target_names)
+             : emit_wrapper(request.name, request.cpp_namespace, op, short_queries_per_tile, target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
 }

@@ -15,6 +15,7 @@
 
 #include "attngen/codegen/compile.hpp"
 #include "attngen/codegen/targets.hpp"
+#include "attngen/module_text_format.hpp"
 #include "attngen/text_format.hpp"
 
 namespace {
@@ -23,7 +24,8 @@ constexpr const char* usage =
     "usage:\n"
     "  attngen generate --description FILE --name NAME --target T [--target T ...] --output-dir DIR\n"
     "                   [--namespace NS]\n"
-    "      Compiles the text description in FILE into one library and header per kernel variant,\n"
+    "      Compiles the text description in FILE (an operator, or a module: first line\n"
+    "      `kind = module`) into one library and header per kernel variant,\n"
     "      DIR/NAME_halide_VARIANT.a and .h (VARIANT: general, short_keys, single_query,\n"
     "      short_queries), and the C++ wrapper DIR/NAME.hpp, DIR/NAME.cpp that picks a variant per\n"
     "      call. Several --target values build libraries that dispatch at run time to the first\n"
@@ -76,12 +78,19 @@ int generate(const options& o) {
   require(!o.name.empty(), "generate needs --name");
   require(!o.targets.empty(), "generate needs at least one --target");
   require(!o.output_dir.empty(), "generate needs --output-dir");
-  const auto parsed = attngen::parse_description(read_file(o.description));
-  if (!parsed.error.empty()) throw std::runtime_error(o.description + ": " + parsed.error);
+  const std::string text = read_file(o.description);
   attngen::codegen::kernel_request request;
+  if (attngen::is_module_text(text)) {
+    const auto parsed = attngen::parse_module_description(text);
+    if (!parsed.error.empty()) throw std::runtime_error(o.description + ": " + parsed.error);
+    request.desc = parsed.desc;
+  } else {
+    const auto parsed = attngen::parse_description(text);
+    if (!parsed.error.empty()) throw std::runtime_error(o.description + ": " + parsed.error);
+    request.desc = parsed.desc;
+  }
   request.name = o.name;
   request.cpp_namespace = o.cpp_namespace;
-  request.desc = parsed.desc;
   request.output_directory = o.output_dir;
   for (const auto& t : o.targets) request.targets.push_back(attngen::codegen::parse_target(t));
   const auto start = std::chrono::steady_clock::now();

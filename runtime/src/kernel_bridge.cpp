@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace attngen::detail {
@@ -67,6 +68,30 @@ void fill(const tensor_view& t, float value) {
   }
 }
 
+// The call's status from the generated function's result and the errors it reported.
+status finish_call(call_context& context, int result) {
+  while (!context.error.empty() && context.error.back() == '\n') context.error.pop_back();
+  if (result != 0)
+    return status(error_code::kernel_failed,
+                  "kernel: " + (context.error.empty() ? "failed with Halide error " + std::to_string(result)
+                                                      : context.error));
+  return {};
+}
+
+// Copies `row` (one element-type vector of `output`'s innermost extent) into every row of `output`.
+void fill_rows(const tensor_view& output, const tensor_view& row) {
+  const int size = size_of(output.type);
+  const std::int64_t features = output.shape[output.rank - 1];
+  for (std::int64_t outer = 0; outer < output.shape[0]; ++outer)
+    for (std::int64_t inner = 0; inner < output.shape[1]; ++inner) {
+      auto* target = static_cast<std::uint8_t*>(output.data) + (outer * output.strides[0] + inner * output.strides[1]) * size;
+      for (std::int64_t c = 0; c < features; ++c) {
+        if (row.empty()) std::memset(target + c * size, 0, size);
+        else std::memcpy(target + c * size, static_cast<const std::uint8_t*>(row.data) + c * row.strides[0] * size, size);
+      }
+    }
+}
+
 }  // namespace
 
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, generated_entry entry) {
@@ -93,13 +118,47 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   if (desc.lse_output) buffers[count++] = &lse.buffer;
 
   call_context context;
-  const int result = entry(&context, buffers);
-  while (!context.error.empty() && context.error.back() == '\n') context.error.pop_back();
-  if (result != 0)
-    return status(error_code::kernel_failed,
-                  "kernel: " + (context.error.empty() ? "failed with Halide error " + std::to_string(result)
-                                                      : context.error));
-  return {};
+  return finish_call(context, entry(&context, buffers));
+}
+
+status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_module_entry entry) {
+  if (status s = validate(desc, args); !s) return s;
+  const int sequence_dim = desc.batch_major ? 1 : 0;
+  const std::int64_t batch = args.query.shape[desc.batch_major ? 0 : 1], queries = args.query.shape[sequence_dim];
+  const std::int64_t keys = args.key.shape[sequence_dim] + desc.extra_keys();
+  if (batch == 0 || queries == 0) return {};
+  if (keys == 0) {
+    // No keys: every query is fully masked, its attention 0, its output the output projection's bias.
+    fill_rows(args.output, args.weights.out_bias);
+    return {};
+  }
+
+  const mha_weights& w = args.weights;
+  const tensor_view* views[] = {&args.query,      &args.key,       &args.value,    &w.q_weight,
+                                &w.k_weight,      &w.v_weight,     &w.q_bias,      &w.k_bias,
+                                &w.v_bias,        &w.bias_k,       &w.bias_v,      &w.out_weight,
+                                &w.out_bias,      &args.key_padding_mask, &args.attn_mask, &args.output,
+                                &args.attn_weights};
+  constexpr int max_buffers = sizeof(views) / sizeof(views[0]);
+  // Validation has checked that exactly the tensors the description takes are given, in this order.
+  std::optional<halide_view> held[max_buffers];
+  halide_buffer_t* buffers[max_buffers];
+  int count = 0;
+  for (const tensor_view* view : views) {
+    if (view->empty()) continue;
+    buffers[count] = &held[count].emplace(*view).buffer;
+    ++count;
+  }
+
+  call_context context;
+  return finish_call(context, entry(&context, buffers, args.training, args.seed));
+}
+
+kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile) {
+  if (args.query.rank != 3 || args.key.rank != 3) return kernel_variant::general;
+  const int sequence_dim = desc.batch_major ? 1 : 0;
+  return choose_variant(args.query.shape[sequence_dim], args.key.shape[sequence_dim] + desc.extra_keys(),
+                        desc.num_heads / desc.effective_kv_heads(), desc.is_causal(), short_queries_per_tile);
 }
 
 kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile) {

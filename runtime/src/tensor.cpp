@@ -12,9 +12,10 @@ tensor_view make_tensor(const void* data, dtype type, std::initializer_list<std:
     view.shape[view.rank++] = extent;
   }
   std::int64_t stride = 1;
+  // As PyTorch: an empty dimension does not make the outer strides 0.
   for (int d = view.rank - 1; d >= 0; --d) {
     view.strides[d] = stride;
-    stride *= view.shape[d];
+    stride *= view.shape[d] > 0 ? view.shape[d] : 1;
   }
   if (shape.size() > std::size_t(tensor_view::max_rank)) view.rank = int(shape.size());  // rejected as wrong rank
   return view;

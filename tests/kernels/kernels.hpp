@@ -22,4 +22,24 @@ inline constexpr auto all_options = attngen::attention()
 inline constexpr auto bf16_mqa =
     attngen::attention().heads(8).kv_heads(1).head_dim(64).element(attngen::dtype::bf16).return_lse();
 
+/// A module with every option that changes its arguments or its shapes.
+inline constexpr auto module_all_options = attngen::multihead_attention()
+                                               .embed_dim(32)
+                                               .heads(8)
+                                               .kv_heads(2)
+                                               .kdim(12)
+                                               .vdim(20)
+                                               .add_bias_kv(true)
+                                               .add_zero_attn(true)
+                                               .batch_first(true)
+                                               .dropout(0.25f)
+                                               .causal(attngen::top_left)
+                                               .key_padding_mask(attngen::mask_kind::boolean)
+                                               .attn_mask(attngen::mask_kind::additive, attngen::attn_mask_shape::bh_l_s)
+                                               .need_weights(attngen::weights_output::per_head);
+
+/// A PyTorch-default encoder self-attention module (bias, sequence-first), weights averaged.
+inline constexpr auto module_encoder =
+    attngen::multihead_attention().embed_dim(64).heads(4).need_weights(attngen::weights_output::averaged);
+
 }  // namespace test_kernels

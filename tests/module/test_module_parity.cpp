@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "module/jit_module.hpp"
+#include "module/module_compare.hpp"
 #include "module/pytorch_reference.hpp"
 #include "support/tolerance.hpp"
 
@@ -21,26 +21,6 @@ struct sizes {
 // Awkward lengths: single elements, primes that leave partial tiles and blocks, longer keys than queries.
 constexpr sizes awkward[] = {{1, 1, 1}, {2, 5, 7}, {3, 17, 33}};
 
-// Largest |kernel - reference| over max(1, largest |reference|); every reference value must be a number.
-double scaled_error(const std::vector<float>& kernel, const std::vector<double>& reference, std::string& where) {
-  REQUIRE(kernel.size() == reference.size());
-  double largest = 1.0, worst = 0.0;
-  for (double r : reference) {
-    REQUIRE(std::isfinite(r));
-    largest = std::max(largest, std::fabs(r));
-  }
-  for (std::size_t n = 0; n < kernel.size(); ++n) {
-    const double error = std::fabs(double(kernel[n]) - reference[n]);
-    if (!(error <= worst)) {
-      worst = error;
-      std::ostringstream s;
-      s << "element " << n << ": kernel " << kernel[n] << ", PyTorch " << reference[n];
-      where = s.str();
-    }
-  }
-  return worst / largest;
-}
-
 // All `problems` share one description.
 void check_against_pytorch(const std::vector<module_problem>& problems, kernel_variant variant) {
   const auto references = pytorch_references(problems);
@@ -50,8 +30,7 @@ void check_against_pytorch(const std::vector<module_problem>& problems, kernel_v
     const mha_desc& d = p.desc;
     INFO(p.name() << ", variant " << name_of(variant));
     const module_result result = kernel.run(p);
-    const double tolerance = module_tolerance(d.element_type, std::max({d.embed, d.effective_kdim(), d.effective_vdim()}),
-                                              d.head_dim(), p.key_length + d.extra_keys(), d.embed);
+    const double tolerance = module_tolerance_for(p);
     std::string where;
     const double output_error = scaled_error(result.output, references[n].output, where);
     INFO("output " << where);

@@ -4,5 +4,6 @@
 
 #include "attngen/attention.hpp"
 #include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/module_call.hpp"
 #include "attngen/runtime/status.hpp"
 #include "attngen/runtime/tensor.hpp"

@@ -5,10 +5,12 @@
 /// the runtime and picks the variant for the call's shape.
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "Halide.h"
 #include "attngen/attention.hpp"
+#include "attngen/module.hpp"
 #include "attngen/runtime/variants.hpp"
 
 namespace attngen::codegen {
@@ -16,7 +18,7 @@ namespace attngen::codegen {
 struct kernel_request {
   std::string name;                    ///< C++ identifier: the wrapper struct; files are <name>.*
   std::string cpp_namespace;           ///< optional namespace of the wrapper struct (may contain ::)
-  attention_desc desc;                 ///< must be valid
+  std::variant<attention_desc, mha_desc> desc;  ///< the operator or the module; must be valid
   std::vector<Halide::Target> targets; ///< most capable first; the last is the fallback
   std::string output_directory;
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "attngen/attention.hpp"
+#include "attngen/module.hpp"
 
 namespace attngen::codegen {
 
@@ -18,5 +19,9 @@ struct wrapper_sources {
 /// recorded in the header.
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
                              int short_queries_per_tile, const std::vector<std::string>& target_names);
+
+/// The same for a module kernel: `run(const attngen::mha_args&)`.
+wrapper_sources emit_module_wrapper(const std::string& name, const std::string& cpp_namespace, const mha_desc& desc,
+                                    int short_queries_per_tile, const std::vector<std::string>& target_names);
 
 }  // namespace attngen::codegen

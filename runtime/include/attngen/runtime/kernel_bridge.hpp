@@ -4,6 +4,7 @@
 
 #include "HalideRuntime.h"
 #include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/module_call.hpp"
 #include "attngen/runtime/variants.hpp"
 
 namespace attngen::detail {
@@ -17,5 +18,17 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 /// The kernel variant for the call's shape (any variant when the arguments are malformed: validation
 /// rejects those before a kernel runs).
 kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile);
+
+/// Calls a generated module function. `buffers` are query, key, value, q_weight, k_weight, v_weight,
+/// [q_bias, k_bias, v_bias], [bias_k, bias_v], out_weight, [out_bias], [key_padding_mask],
+/// [attn_mask], output, [attn_weights], as the description declares them; `training` and `seed` are
+/// passed on only by kernels with dropout.
+using generated_module_entry = int (*)(void* user_context, halide_buffer_t* const* buffers, bool training,
+                                       std::uint64_t seed);
+
+status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_module_entry entry);
+
+/// The kernel variant for a module call's shape (any variant when the arguments are malformed).
+kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile);
 
 }  // namespace attngen::detail

@@ -13,7 +13,7 @@ namespace attngen {
 
 enum class error_code {
   ok = 0,
-  null_pointer,     ///< a required tensor has no data pointer
+  null_pointer,     ///< a required tensor with elements has no data pointer
   unexpected_tensor,///< a tensor was given that this kernel's description does not take
   wrong_rank,       ///< a tensor has the wrong number of dimensions
   wrong_shape,      ///< an extent disagrees with the description or with another tensor

@@ -1,0 +1,73 @@
+#pragma once
+/// The arguments of a module kernel call (attngen::mha_desc), their validation, and the weights of a
+/// PyTorch nn.MultiheadAttention state_dict as views.
+///
+/// Shape contract (outermost first; B, L, S are any run-time values, the rest come from the
+/// description; E = embed_dim, KVE = kv_heads x head_dim, S' = S + appended keys):
+///   query             (B, L, E)      or (L, B, E) without batch_first
+///   key               (B, S, kdim)   or (S, B, kdim)
+///   value             (B, S, vdim)   or (S, B, vdim)
+///   weights.q_weight  (E, E)         PyTorch's (out, in)
+///   weights.k_weight  (KVE, kdim)
+///   weights.v_weight  (KVE, vdim)
+///   weights.q_bias (E), k_bias (KVE), v_bias (KVE), out_bias (E)   with bias
+///   weights.bias_k (KVE), bias_v (KVE)                             with add_bias_kv
+///   weights.out_weight (E, E)
+///   key_padding_mask  (B, S)         bytes (nonzero = ignore) or the element type (added)
+///   attn_mask         (L, S), (B x heads, L, S) or (B, heads, L, S)  as described; bytes (nonzero =
+///                     masked out) or the element type (added)
+///   output            like query
+///   attn_weights      (B, heads, L, S') per head, (B, L, S') averaged  with need_weights
+/// Every tensor is in the description's element type except boolean masks (u8).
+/// B == 0 or L == 0 writes nothing. S == 0 without appended keys leaves every query fully masked: its
+/// output is the output projection's bias (0 without bias).
+
+#include <cstdint>
+#include <string_view>
+
+#include "attngen/module.hpp"
+#include "attngen/runtime/status.hpp"
+#include "attngen/runtime/tensor.hpp"
+
+namespace attngen {
+
+/// The module's learned parameters as views; those the description does not take stay empty.
+struct mha_weights {
+  tensor_view q_weight, k_weight, v_weight;
+  tensor_view q_bias, k_bias, v_bias;
+  tensor_view bias_k, bias_v;
+  tensor_view out_weight, out_bias;
+};
+
+struct mha_args {
+  tensor_view query, key, value;
+  mha_weights weights;
+  tensor_view key_padding_mask;  ///< only if the description has one
+  tensor_view attn_mask;         ///< only if the description has one
+  tensor_view output;
+  tensor_view attn_weights;      ///< only with need_weights
+  /// Dropout applies only when true (training); the same seed gives the same result bit for bit.
+  bool training = false;
+  std::uint64_t seed = 0;
+};
+
+/// Checks `args` against `desc` and the shape contract above; the first problem found is returned.
+status validate(const mha_desc& desc, const mha_args& args);
+
+/// One tensor of a PyTorch state_dict: its key and its data, dense row-major in the description's
+/// element type (e.g. `module.state_dict()["in_proj_weight"].contiguous().data_ptr()`).
+struct state_dict_tensor {
+  std::string_view name;
+  const void* data;
+};
+
+/// Views of the weights in a state_dict of `nn.MultiheadAttention(embed_dim, heads, ...)` with this
+/// description. Keys: `in_proj_weight` (3E, E) when kdim == vdim == E, otherwise `q_proj_weight`,
+/// `k_proj_weight`, `v_proj_weight`; `in_proj_bias` (E + 2 KVE) and `out_proj.bias` with bias;
+/// `bias_k`, `bias_v` (1, 1, KVE) with add_bias_kv; `out_proj.weight`. With kv heads (not in PyTorch)
+/// the same keys hold KVE rows for k and v: `in_proj_weight` is (E + 2 KVE, E). The packed tensors
+/// are viewed in place, not copied. A missing, unknown or repeated key is an error that names it.
+status weights_from_state_dict(const mha_desc& desc, const state_dict_tensor* tensors, std::size_t count,
+                               mha_weights& weights);
+
+}  // namespace attngen

@@ -1,0 +1,77 @@
+#include <string>
+#include <vector>
+
+#include "attngen/runtime/module_call.hpp"
+
+namespace attngen {
+
+namespace {
+
+// A dense view `rows` x `columns` starting `offset` elements into `data`.
+tensor_view slice(const void* data, dtype type, std::int64_t offset, std::initializer_list<std::int64_t> shape) {
+  return make_tensor(static_cast<const std::uint8_t*>(data) + offset * size_of(type), type, shape);
+}
+
+}  // namespace
+
+status weights_from_state_dict(const mha_desc& desc, const state_dict_tensor* tensors, std::size_t count,
+                               mha_weights& weights) {
+  weights = {};
+  const std::int64_t E = desc.embed, KVE = desc.kv_embed(), kdim = desc.effective_kdim(), vdim = desc.effective_vdim();
+  const bool packed = kdim == E && vdim == E;
+  const dtype type = desc.element_type;
+
+  std::vector<std::string_view> keys;
+  if (packed) keys = {"in_proj_weight"};
+  else keys = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
+  keys.push_back("out_proj.weight");
+  if (desc.projection_bias) keys.insert(keys.end(), {"in_proj_bias", "out_proj.bias"});
+  if (desc.bias_kv) keys.insert(keys.end(), {"bias_k", "bias_v"});
+
+  std::vector<const void*> found(keys.size(), nullptr);
+  for (std::size_t n = 0; n < count; ++n) {
+    const std::string name(tensors[n].name);
+    std::size_t k = 0;
+    while (k < keys.size() && keys[k] != tensors[n].name) ++k;
+    if (k == keys.size())
+      return status(error_code::unexpected_tensor,
+                    "state_dict: `" + name + "` is not a weight of this description's module");
+    if (found[k] != nullptr) return status(error_code::unexpected_tensor, "state_dict: `" + name + "` given twice");
+    if (tensors[n].data == nullptr) return status(error_code::null_pointer, "state_dict: `" + name + "` data pointer is null");
+    found[k] = tensors[n].data;
+  }
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    if (found[k] == nullptr)
+      return status(error_code::null_pointer, "state_dict: `" + std::string(keys[k]) + "` is missing");
+  auto tensor = [&](std::string_view key) {
+    std::size_t k = 0;
+    while (keys[k] != key) ++k;
+    return found[k];
+  };
+
+  if (packed) {
+    const void* in_proj = tensor("in_proj_weight");
+    weights.q_weight = slice(in_proj, type, 0, {E, E});
+    weights.k_weight = slice(in_proj, type, E * E, {KVE, E});
+    weights.v_weight = slice(in_proj, type, (E + KVE) * E, {KVE, E});
+  } else {
+    weights.q_weight = slice(tensor("q_proj_weight"), type, 0, {E, E});
+    weights.k_weight = slice(tensor("k_proj_weight"), type, 0, {KVE, kdim});
+    weights.v_weight = slice(tensor("v_proj_weight"), type, 0, {KVE, vdim});
+  }
+  weights.out_weight = slice(tensor("out_proj.weight"), type, 0, {E, E});
+  if (desc.projection_bias) {
+    const void* in_bias = tensor("in_proj_bias");
+    weights.q_bias = slice(in_bias, type, 0, {E});
+    weights.k_bias = slice(in_bias, type, E, {KVE});
+    weights.v_bias = slice(in_bias, type, E + KVE, {KVE});
+    weights.out_bias = slice(tensor("out_proj.bias"), type, 0, {E});
+  }
+  if (desc.bias_kv) {
+    weights.bias_k = slice(tensor("bias_k"), type, 0, {KVE});
+    weights.bias_v = slice(tensor("bias_v"), type, 0, {KVE});
+  }
+  return {};
+}
+
+}  // namespace attngen

@@ -1,0 +1,110 @@
+#include "tensor_checks.hpp"
+
+#include <limits>
+
+#include "attngen/text_format.hpp"
+
+namespace attngen::detail {
+
+namespace {
+
+
+std::string describe(const expected_dim& dim) {
+  const std::string extent = std::to_string(dim.extent);
+  return dim.is_count ? extent + " " + dim.label : std::string(dim.label) + " " + extent;
+}
+
+std::string shape_text(const tensor_view& t) {
+  std::string s = "(";
+  for (int d = 0; d < t.rank; ++d) s += (d ? ", " : "") + std::to_string(t.shape[d]);
+  return s + ")";
+}
+
+// Byte range [first, last] a view can touch (empty views touch nothing).
+struct byte_range {
+  std::uintptr_t first = 0, last = 0;
+  bool empty = true;
+};
+
+byte_range bytes_of(const tensor_view& t) {
+  byte_range r;
+  if (t.data == nullptr) return r;
+  std::int64_t last_offset = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] == 0) return r;
+    last_offset += (t.shape[d] - 1) * t.strides[d];
+  }
+  r.first = reinterpret_cast<std::uintptr_t>(t.data);
+  r.last = r.first + std::uintptr_t(last_offset + 1) * size_of(t.type) - 1;
+  r.empty = false;
+  return r;
+}
+
+}  // namespace
+
+status fail(error_code code, const char* name, const std::string& what) {
+  return status(code, std::string(name) + ": " + what);
+}
+
+status check_presence(const char* name, const tensor_view& t, bool required, const char* feature) {
+  if (!required && !t.empty())
+    return fail(error_code::unexpected_tensor, name,
+                std::string("this kernel's description has no ") + feature + ", but a tensor was given");
+  // A tensor with no elements is never read or written, so it may have no data (as PyTorch's empty
+  // tensors may not).
+  bool has_elements = true;
+  for (int d = 0; d < t.rank; ++d) has_elements = has_elements && t.shape[d] != 0;
+  if (required && t.data == nullptr && has_elements)
+    return fail(error_code::null_pointer, name, "data pointer is null");
+  return {};
+}
+
+status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,
+                    const std::vector<expected_dim>& dims) {
+  if (t.type != type)
+    return fail(error_code::wrong_dtype, name,
+                "expected element type " + std::string(name_of(type)) + ", got " + std::string(name_of(t.type)));
+  if (t.rank != int(dims.size()))
+    return fail(error_code::wrong_rank, name,
+                "expected rank " + std::to_string(dims.size()) + " " + dims_text + ", got rank " +
+                    std::to_string(t.rank));
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] < 0)
+      return fail(error_code::wrong_shape, name, "extent of dimension " + std::to_string(d) + " is negative (" +
+                                                     std::to_string(t.shape[d]) + ")");
+    if (t.shape[d] != dims[d].extent) {
+      std::string from = *dims[d].from ? std::string(" (from ") + dims[d].from + ")" : "";
+      return fail(error_code::wrong_shape, name,
+                  "expected " + describe(dims[d]) + from + ", got " + std::to_string(t.shape[d]) +
+                      "; shape is " + shape_text(t));
+    }
+  }
+  // A tensor with no elements is never accessed: its strides do not matter.
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] == 0) return {};
+  if (t.rank > 0 && t.strides[t.rank - 1] != 1 && t.shape[t.rank - 1] > 1)
+    return fail(error_code::wrong_stride, name,
+                "innermost dimension must be contiguous (stride 1), got stride " +
+                    std::to_string(t.strides[t.rank - 1]));
+  constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
+  std::int64_t last_offset = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.strides[d] <= 0 && t.shape[d] > 1)
+      return fail(error_code::wrong_stride, name,
+                  "stride of dimension " + std::to_string(d) + " must be positive, got " + std::to_string(t.strides[d]));
+    if (t.shape[d] > int32_max || t.strides[d] > int32_max)
+      return fail(error_code::too_large, name, "dimension " + std::to_string(d) + " does not fit 32-bit indexing");
+    if (t.shape[d] > 0) last_offset += (t.shape[d] - 1) * t.strides[d];
+  }
+  if (last_offset > int32_max)
+    return fail(error_code::too_large, name, "spans more than 2^31 elements; the kernel indexes with 32 bits");
+  return {};
+}
+
+bool overlap(const tensor_view& a, const tensor_view& b) {
+  const byte_range x = bytes_of(a), y = bytes_of(b);
+  return !x.empty && !y.empty && x.first <= y.last && y.first <= x.last;
+}
+
+
+}  // namespace attngen::detail

@@ -1,0 +1,95 @@
+#include "kernels/aot_module_call.hpp"
+
+#include <algorithm>
+
+#include "support/element_codec.hpp"
+
+namespace attngen::testing {
+
+namespace {
+
+std::size_t element_count(const std::vector<int>& shape) {
+  std::size_t n = 1;
+  for (int e : shape) n *= std::size_t(e);
+  return n;
+}
+
+bool is_boolean_mask(const mha_desc& d, const std::string& name) {
+  return (name == "key_padding" && d.key_padding == mask_kind::boolean) ||
+         (name == "attn_mask" && d.mask == mask_kind::boolean);
+}
+
+}  // namespace
+
+tensor_view dense_view(const void* data, dtype type, const std::vector<int>& shape) {
+  tensor_view t;
+  t.data = const_cast<void*>(data);
+  t.type = type;
+  t.rank = int(shape.size());
+  std::int64_t stride = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    t.shape[d] = shape[d];
+    t.strides[d] = stride;
+    stride *= shape[d] > 0 ? shape[d] : 1;
+  }
+  return t;
+}
+
+aot_module_call::aot_module_call(const module_problem& p) : p_(p) {
+  const dtype t = p.desc.element_type;
+  for (const auto& [name, tensor] : p.inputs) {
+    if (is_boolean_mask(p.desc, name)) {
+      std::vector<std::uint8_t> bytes;
+      for (float v : tensor.values) bytes.push_back(v != 0.0f);
+      inputs_[name] = std::move(bytes);
+    } else {
+      inputs_[name] = encode(t, tensor.values);
+    }
+  }
+  output_.assign(element_count(p.output_shape()) * size_of(t), 0);
+  weights_.assign(p.desc.weights == weights_output::none ? 0 : element_count(p.weights_shape()) * size_of(t), 0);
+}
+
+mha_args aot_module_call::args() {
+  const dtype t = p_.desc.element_type;
+  auto view = [&](const std::string& name) {
+    const auto found = p_.inputs.find(name);
+    if (found == p_.inputs.end()) return tensor_view{};
+    return dense_view(inputs_.at(name).data(), is_boolean_mask(p_.desc, name) ? dtype::u8 : t, found->second.shape);
+  };
+  mha_args a;
+  a.query = view("query");
+  a.key = view("key");
+  a.value = view("value");
+  a.weights = {view("q_weight"), view("k_weight"), view("v_weight"), view("q_bias"), view("k_bias"),
+               view("v_bias"),   view("bias_k"),   view("bias_v"),   view("out_weight"), view("out_bias")};
+  a.key_padding_mask = view("key_padding");
+  a.attn_mask = view("attn_mask");
+  a.output = dense_view(output_.data(), t, p_.output_shape());
+  if (p_.desc.weights != weights_output::none) a.attn_weights = dense_view(weights_.data(), t, p_.weights_shape());
+  a.training = p_.training;
+  a.seed = p_.seed;
+  return a;
+}
+
+std::vector<float> aot_module_call::output() const {
+  return decode(p_.desc.element_type, output_.data(), output_.size() / size_of(p_.desc.element_type));
+}
+
+std::vector<float> aot_module_call::weights() const {
+  return decode(p_.desc.element_type, weights_.data(), weights_.size() / size_of(p_.desc.element_type));
+}
+
+void aot_module_call::poison_outputs(std::uint8_t byte) {
+  std::fill(output_.begin(), output_.end(), byte);
+  std::fill(weights_.begin(), weights_.end(), byte);
+}
+
+bool aot_module_call::outputs_all_equal(std::uint8_t byte) const {
+  auto all = [&](const std::vector<std::uint8_t>& v) {
+    return std::all_of(v.begin(), v.end(), [&](std::uint8_t x) { return x == byte; });
+  };
+  return all(output_) && all(weights_);
+}
+
+}  // namespace attngen::testing

@@ -1,0 +1,38 @@
+#pragma once
+/// Builds runtime arguments for a generated module kernel from a module problem, holding the typed
+/// storage.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attngen/runtime.hpp"
+#include "module/module_problem.hpp"
+
+namespace attngen::testing {
+
+/// A dense row-major view of `data` with `shape` (outermost first).
+tensor_view dense_view(const void* data, dtype type, const std::vector<int>& shape);
+
+class aot_module_call {
+ public:
+  explicit aot_module_call(const module_problem& p);
+
+  /// Dense views of every tensor the problem's description takes.
+  mha_args args();
+  /// The stored bytes of input `name` (boolean masks one byte per element).
+  const std::vector<std::uint8_t>& input_bytes(const std::string& name) const { return inputs_.at(name); }
+  std::vector<float> output() const;
+  std::vector<float> weights() const;
+  /// Sets every output byte to `byte`, so a test can tell whether anything was written.
+  void poison_outputs(std::uint8_t byte);
+  bool outputs_all_equal(std::uint8_t byte) const;
+
+ private:
+  const module_problem& p_;
+  std::map<std::string, std::vector<std::uint8_t>> inputs_;
+  std::vector<std::uint8_t> output_, weights_;
+};
+
+}  // namespace attngen::testing

@@ -1,0 +1,134 @@
+// Module kernels through the real path: attngen_add_kernel, the generated library, the runtime.
+
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "aot_module_all_options.hpp"
+#include "aot_module_encoder.hpp"
+#include "kernels/aot_module_call.hpp"
+#include "kernels/kernels.hpp"
+#include "module/module_compare.hpp"
+#include "module/pytorch_reference.hpp"
+
+namespace attngen::testing {
+namespace {
+
+template <typename Kernel>
+void check_against_pytorch(const std::vector<module_problem>& problems) {
+  const auto references = pytorch_references(problems);
+  for (std::size_t n = 0; n < problems.size(); ++n) {
+    INFO(problems[n].name());
+    aot_module_call call(problems[n]);
+    const status s = Kernel::run(call.args());
+    INFO(s.message());
+    REQUIRE(s.ok());
+    std::string where;
+    const double output_error = scaled_error(call.output(), references[n].output, where);
+    INFO("output " << where);
+    CHECK(output_error <= module_tolerance_for(problems[n]));
+    if (!references[n].weights.empty()) {
+      const double weights_error = scaled_error(call.weights(), references[n].weights, where);
+      INFO("weights " << where);
+      CHECK(weights_error <= module_tolerance_for(problems[n]));
+    }
+  }
+}
+
+// PyTorch's state_dict tensors for the encoder problem: in_proj_weight and in_proj_bias packed.
+struct encoder_state_dict {
+  std::vector<std::uint8_t> in_proj_weight, in_proj_bias;
+  std::vector<state_dict_tensor> tensors;
+
+  explicit encoder_state_dict(const aot_module_call& call) {
+    for (const char* name : {"q_weight", "k_weight", "v_weight"}) {
+      const auto& bytes = call.input_bytes(name);
+      in_proj_weight.insert(in_proj_weight.end(), bytes.begin(), bytes.end());
+    }
+    for (const char* name : {"q_bias", "k_bias", "v_bias"}) {
+      const auto& bytes = call.input_bytes(name);
+      in_proj_bias.insert(in_proj_bias.end(), bytes.begin(), bytes.end());
+    }
+    tensors = {{"in_proj_weight", in_proj_weight.data()},
+               {"in_proj_bias", in_proj_bias.data()},
+               {"out_proj.weight", call.input_bytes("out_weight").data()},
+               {"out_proj.bias", call.input_bytes("out_bias").data()}};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("AOT module with every option (fat library) matches PyTorch in an inference call", "[aot][module]") {
+  constexpr auto desc = test_kernels::module_all_options;
+  check_against_pytorch<aot_module_all_options>({make_random_module_problem(desc, 2, 5, 7, 1),
+                                                 make_random_module_problem(desc, 1, 1, 1, 2),
+                                                 make_random_module_problem(desc, 3, 37, 70, 3)});
+}
+
+TEST_CASE("AOT module with PyTorch's defaults matches PyTorch, decoding and prefill lengths", "[aot][module]") {
+  constexpr auto desc = test_kernels::module_encoder;
+  check_against_pytorch<aot_module_encoder>({make_random_module_problem(desc, 2, 1, 40, 4),
+                                             make_random_module_problem(desc, 2, 64, 64, 5),
+                                             make_random_module_problem(desc, 1, 9, 20, 6)});
+}
+
+TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed in_proj tensors", "[aot][module]") {
+  const module_problem p = make_random_module_problem(test_kernels::module_encoder, 2, 7, 9, 8);
+  aot_module_call direct(p), loaded(p);
+  REQUIRE(aot_module_encoder::run(direct.args()).ok());
+  encoder_state_dict state(loaded);
+  mha_args args = loaded.args();
+  const status s = weights_from_state_dict(aot_module_encoder::description, state.tensors.data(), state.tensors.size(),
+                                           args.weights);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  REQUIRE(aot_module_encoder::run(args).ok());
+  CHECK(loaded.output() == direct.output());
+  CHECK(loaded.weights() == direct.weights());
+}
+
+TEST_CASE("AOT module's dropout in training calls is reproducible from the seed and changes the result",
+          "[aot][module]") {
+  module_problem p = make_random_module_problem(test_kernels::module_all_options, 2, 17, 19, 9);
+  aot_module_call inference(p);
+  REQUIRE(aot_module_all_options::run(inference.args()).ok());
+  p.training = true;
+  aot_module_call first(p), again(p);
+  REQUIRE(aot_module_all_options::run(first.args()).ok());
+  REQUIRE(aot_module_all_options::run(again.args()).ok());
+  CHECK(first.output() == again.output());
+  CHECK(first.weights() == again.weights());
+  CHECK(first.weights() != inference.weights());
+}
+
+TEST_CASE("AOT module with no keys and none appended outputs the output projection's bias", "[aot][module]") {
+  const module_problem p = make_random_module_problem(test_kernels::module_encoder, 2, 3, 0, 10);
+  aot_module_call call(p);
+  call.poison_outputs(0xff);
+  const status s = aot_module_encoder::run(call.args());
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const std::vector<float> output = call.output();
+  const auto& bias = p.inputs.at("out_bias").values;
+  const int E = test_kernels::module_encoder.embed;
+  for (std::size_t n = 0; n < output.size(); ++n) CHECK(output[n] == bias[n % E]);
+}
+
+TEST_CASE("AOT module with batch 0 or length 0 writes nothing", "[aot][module]") {
+  for (auto [batch, length] : {std::pair{0, 5}, std::pair{2, 0}}) {
+    const module_problem p = make_random_module_problem(test_kernels::module_encoder, batch, length, 4, 11);
+    aot_module_call call(p);
+    const status s = aot_module_encoder::run(call.args());
+    INFO(s.message());
+    CHECK(s.ok());
+  }
+}
+
+TEST_CASE("generated module header records the description, targets and version", "[aot][module]") {
+  STATIC_REQUIRE(aot_module_all_options::description == test_kernels::module_all_options);
+  CHECK(std::strstr(aot_module_all_options::description_text, "kind = module") != nullptr);
+  CHECK(std::strstr(aot_module_all_options::description_text, "add_bias_kv = true") != nullptr);
+  CHECK(std::string(aot_module_all_options::targets).find("avx512_skylake") != std::string::npos);
+  CHECK(std::string(aot_module_all_options::attngen_version) == ATTNGEN_TEST_VERSION);
+}
+
+}  // namespace attngen::testing

@@ -1,0 +1,107 @@
+// Bad input to a generated module kernel returns an error naming the argument, expected and actual
+// values, and writes nothing. Uses the AOT module with every option: E32 H8/2 kdim12 vdim20,
+// bias_kv, zero attention, batch_first, boolean key padding, additive (B*H, L, S) mask, per-head weights.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "aot_module_all_options.hpp"
+#include "aot_module_encoder.hpp"
+#include "kernels/aot_module_call.hpp"
+
+using namespace attngen;
+using namespace attngen::testing;
+using Catch::Matchers::Equals;
+
+namespace {
+
+constexpr std::uint8_t poison = 0xAB;
+
+void expect_error(const std::function<void(mha_args&)>& break_it, error_code code, const std::string& message) {
+  const auto problem = make_random_module_problem(aot_module_all_options::description, 3, 17, 23, 5);
+  aot_module_call call(problem);
+  call.poison_outputs(poison);
+  mha_args args = call.args();
+  break_it(args);
+  const status s = aot_module_all_options::run(args);
+  CHECK_THAT(s.message(), Equals(message));
+  CHECK(s.code() == code);
+  CHECK(call.outputs_all_equal(poison));
+}
+
+}  // namespace
+
+TEST_CASE("module: valid arguments pass validation and the call writes its outputs", "[runtime][validation]") {
+  const auto problem = make_random_module_problem(aot_module_all_options::description, 3, 17, 23, 5);
+  aot_module_call call(problem);
+  call.poison_outputs(poison);
+  const status s = aot_module_all_options::run(call.args());
+  CHECK(s.ok());
+  CHECK(!call.outputs_all_equal(poison));
+}
+
+TEST_CASE("module: key with the wrong feature count names kdim", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.key.shape[2] = 10; }, error_code::wrong_shape,
+               "key: expected kdim 12, got 10; shape is (3, 23, 10)");
+}
+
+TEST_CASE("module: value with another key length names where S comes from", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.value.shape[1] = 22; }, error_code::wrong_shape,
+               "value: expected S 23 (from key), got 22; shape is (3, 22, 20)");
+}
+
+TEST_CASE("module: a missing projection bias is a null pointer named by its field", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.weights.k_bias = {}; }, error_code::null_pointer,
+               "weights.k_bias: data pointer is null");
+}
+
+TEST_CASE("module: k_weight with query-head rows instead of kv-head rows is rejected", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.weights.k_weight.shape[0] = 32; }, error_code::wrong_shape,
+               "weights.k_weight: expected out features (kv_heads x head_dim) 8, got 32; shape is (32, 12)");
+}
+
+TEST_CASE("module: a boolean attn_mask where the description adds floats is rejected", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.attn_mask.type = dtype::u8; }, error_code::wrong_dtype,
+               "attn_mask: expected element type f32, got u8");
+}
+
+TEST_CASE("module: attn_mask of 4 dimensions where (B x heads, L, S) is described is rejected", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.attn_mask.rank = 4; }, error_code::wrong_rank,
+               "attn_mask: expected rank 3 (B x heads, L, S), got rank 4");
+}
+
+TEST_CASE("module: attn_weights without the appended keys' columns is rejected", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.attn_weights.shape[3] = 23; }, error_code::wrong_shape,
+               "attn_weights: expected S' (keys with appended ones) 25 (from key), got 23; shape is (3, 8, 17, 23)");
+}
+
+TEST_CASE("module: output overlapping the query is rejected (no in-place calls)", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.output.data = a.query.data; }, error_code::wrong_shape,
+               "output: overlaps query in memory; kernels do not run in place");
+}
+
+TEST_CASE("module: a tensor the description does not take is rejected", "[runtime][validation]") {
+  const auto problem = make_random_module_problem(aot_module_encoder::description, 2, 5, 5, 3);
+  aot_module_call call(problem);
+  mha_args args = call.args();
+  args.key_padding_mask = args.query;
+  const status s = aot_module_encoder::run(args);
+  CHECK_THAT(s.message(),
+             Equals("key_padding_mask: this kernel's description has no key_padding_mask, but a tensor was given"));
+  CHECK(s.code() == error_code::unexpected_tensor);
+}
+
+TEST_CASE("module: state_dict keys that are missing, unknown or repeated are named", "[runtime][validation]") {
+  constexpr auto desc = aot_module_encoder::description;
+  const float data[1] = {};
+  mha_weights weights;
+  const state_dict_tensor missing[] = {{"in_proj_weight", data}, {"in_proj_bias", data}, {"out_proj.weight", data}};
+  CHECK_THAT(weights_from_state_dict(desc, missing, 3, weights).message(), Equals("state_dict: `out_proj.bias` is missing"));
+  const state_dict_tensor unknown[] = {{"q_proj_weight", data}};
+  CHECK_THAT(weights_from_state_dict(desc, unknown, 1, weights).message(),
+             Equals("state_dict: `q_proj_weight` is not a weight of this description's module"));
+  const state_dict_tensor repeated[] = {{"in_proj_bias", data}, {"in_proj_bias", data}};
+  CHECK_THAT(weights_from_state_dict(desc, repeated, 2, weights).message(), Equals("state_dict: `in_proj_bias` given twice"));
+}
