@@ -22,20 +22,26 @@ Expr sequence_at(const ImageParam& t, bool batch_first, Expr feature, Expr posit
   return cast<float>(batch_first ? t(feature, position, batch) : t(feature, batch, position));
 }
 
-linear_funcs define_linear(const std::string& name, const Func& x, const ImageParam& weight, const ImageParam& bias,
-                           int inputs, int outputs, const module_algorithm& m) {
+// `x` is (c, i, b), or with `groups` > 1 (c within group, group, i, b) as the attention's output is.
+// Reads of rows, outputs and weights are clamped into range, so the schedule may compute whole tiles
+// past the ends (their results are never read).
+linear_funcs define_linear(const std::string& name, const Func& x, int groups, Expr rows, const ImageParam& weight,
+                           const ImageParam& bias, int inputs, int outputs, const module_algorithm& m) {
   const Var n = m.n, c = m.c, i = m.i, b = m.b;
+  const int per_group = inputs / groups;
   linear_funcs f;
   f.inputs = inputs;
   f.outputs = outputs;
   f.weight_transposed = Func(name + "_weight_t");
-  f.weight_transposed(n, c) = cast<float>(weight(c, n));
-  f.reduction = RDom(0, inputs, name + "_rc");
+  f.weight_transposed(n, c) = cast<float>(weight(c, min(n, outputs - 1)));
+  f.reduction = RDom(0, per_group, 0, groups, name + "_r");
+  const Expr row = clamp(i, 0, rows - 1);
+  const Expr input = groups == 1 ? x(f.reduction.x, row, b) : x(f.reduction.x, f.reduction.y, row, b);
   f.product = Func(name + "_product");
   f.product(n, i, b) = 0.0f;
-  f.product(n, i, b) += x(f.reduction, i, b) * f.weight_transposed(n, f.reduction);
+  f.product(n, i, b) += input * f.weight_transposed(n, f.reduction.y * per_group + f.reduction.x);
   f.result = Func(name);
-  f.result(n, i, b) = bias.defined() ? f.product(n, i, b) + cast<float>(bias(n)) : f.product(n, i, b);
+  f.result(n, i, b) = bias.defined() ? f.product(n, i, b) + cast<float>(bias(min(n, outputs - 1))) : f.product(n, i, b);
   return f;
 }
 
@@ -183,18 +189,20 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
   query_in(c, i, b) = sequence_at(m.query, batch_first, c, i, b);
   key_in(c, i, b) = sequence_at(m.key, batch_first, c, i, b);
   value_in(c, i, b) = sequence_at(m.value, batch_first, c, i, b);
-  m.q_projection = define_linear("q_projection", query_in, m.q_weight, m.q_bias, embed, embed, m);
-  m.k_projection = define_linear("k_projection", key_in, m.k_weight, m.k_bias, desc.effective_kdim(), kv_embed, m);
-  m.v_projection = define_linear("v_projection", value_in, m.v_weight, m.v_bias, desc.effective_vdim(), kv_embed, m);
+  m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, m.q_weight, m.q_bias, embed, embed, m);
+  m.k_projection = define_linear("k_projection", key_in, 1, m.input_key_length, m.k_weight, m.k_bias,
+                                 desc.effective_kdim(), kv_embed, m);
+  m.v_projection = define_linear("v_projection", value_in, 1, m.input_key_length, m.v_weight, m.v_bias,
+                                 desc.effective_vdim(), kv_embed, m);
 
-  // The attention's result stays float32 on its way to the output projection.
-  attention_desc op = desc.attention_operator().element(dtype::f32);
-  if (desc.weights != weights_output::none) op = op.return_lse();
+  // The attention's result stays float32 on its way to the output projection. The weights output
+  // normalises its own rows (it computes every score of a row anyway).
+  const attention_desc op = desc.attention_operator().element(dtype::f32);
   m.attention = define_attention(op, tiles, module_sources(m));
 
-  Func attended("attended");
-  attended(c, i, b) = cast<float>(m.attention.output(c % head_dim, c / head_dim, i, b));
-  m.out_projection = define_linear("out_projection", attended, m.out_weight, m.out_bias, embed, embed, m);
+  // The attention's output (e, h, i, b) is the output projection's input, head by head.
+  m.out_projection = define_linear("out_projection", m.attention.output, desc.num_heads, m.query_length, m.out_weight,
+                                   m.out_bias, embed, embed, m);
   m.output = Func("output");
   if (batch_first)
     m.output(n, i, b) = cast(element, m.out_projection.result(n, i, b));
@@ -206,9 +214,12 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
     const int group = desc.num_heads / desc.effective_kv_heads();
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     m.score_reduction = RDom(0, head_dim, "weights_rd");
+    Var d("d"), g("g");
+    m.keys_by_feature = Func("keys_by_feature");
+    m.keys_by_feature(j, d, g, b) = src.k(d, g, j, b);
     m.score_dot = Func("score_dot");
     m.score_dot(j, i, h, b) = 0.0f;
-    m.score_dot(j, i, h, b) += src.q(m.score_reduction, h, i, b) * src.k(m.score_reduction, h / group, j, b);
+    m.score_dot(j, i, h, b) += src.q(m.score_reduction, h, i, b) * m.keys_by_feature(j, m.score_reduction, h / group, b);
     m.scores = Func("scores");
     m.scores(j, i, h, b) = score_at(m.attention, m.score_dot(j, i, h, b) * scale, j, i, h, b);
 
@@ -220,8 +231,17 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
         extra == 0 ? Expr(column)
                    : clamp(select(column < m.input_key_length, column + extra, column - m.input_key_length), 0,
                            m.key_length - 1);
+    // Each row's softmax over its S' scores; masked scores weigh exactly 0 (a fully masked row is 0).
+    m.weights_row_reduction = RDom(0, m.key_length, "weights_rj");
+    m.row_max = Func("row_max");
+    m.row_max(i, h, b) = masked_score_limit;
+    m.row_max(i, h, b) = max(m.row_max(i, h, b), m.scores(m.weights_row_reduction, i, h, b));
+    const Expr score_j = m.scores(m.weights_row_reduction, i, h, b);
+    m.row_sum = Func("row_sum");
+    m.row_sum(i, h, b) = 0.0f;
+    m.row_sum(i, h, b) += select(score_j <= masked_score_limit, 0.0f, exp(score_j - m.row_max(i, h, b)));
     const Expr score = m.scores(kernel_key, i, h, b);
-    Expr weight = select(score <= masked_score_limit, 0.0f, exp(score - m.attention.lse(i, h, b)));
+    Expr weight = select(score <= masked_score_limit, 0.0f, exp(score - m.row_max(i, h, b)) / m.row_sum(i, h, b));
     if (src.value_weight_factor.defined()) weight *= src.value_weight_factor(kernel_key, i, h, b);
     m.head_weights = Func("head_weights");
     m.head_weights(column, i, h, b) = weight;

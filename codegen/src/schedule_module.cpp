@@ -8,25 +8,31 @@ using namespace Halide;
 
 namespace {
 
-// Rows of a projection's register tile, and output vectors per row.
-constexpr int linear_tile_rows = 4;
-constexpr int linear_tile_vectors = 2;
-
-// A matrix product: tiles of rows x output vectors, each tile's sums kept in registers over the
-// whole input dimension. Every split guards its tail, so no tile reads past a row or a weight.
+// A matrix product in register tiles of rows x 2 output vectors, each tile's sums kept in registers
+// over the whole input dimension. Whole tiles are computed past the ends (the algorithm clamps its
+// reads), so every tile has constant extents and unrolls. 8 rows (16 accumulators) fit AVX-512's 32
+// registers; 4 rows fit AVX2's 16.
 void schedule_linear(linear_funcs& f, const module_algorithm& m, int lanes) {
-  const Var n = m.n, c = m.c, i = m.i, b = m.b;
+  const Var n = m.n, i = m.i, b = m.b;
+  const int tile_rows = lanes >= 16 ? 8 : 4;
+  const int tile_outputs = 2 * lanes;
   Var no("no"), ni("ni"), io("io"), ii("ii"), task("task");
-  f.weight_transposed.compute_root().vectorize(n, lanes, TailStrategy::GuardWithIf);
+  f.weight_transposed.compute_root()
+      .parallel(f.weight_transposed.args()[1], 16, TailStrategy::GuardWithIf)
+      .vectorize(n, lanes, TailStrategy::RoundUp);
   f.result.compute_root()
-      .split(n, no, ni, lanes * linear_tile_vectors, TailStrategy::GuardWithIf)
-      .split(i, io, ii, linear_tile_rows, TailStrategy::GuardWithIf)
+      .split(n, no, ni, tile_outputs, TailStrategy::RoundUp)
+      .split(i, io, ii, tile_rows, TailStrategy::RoundUp)
       .reorder(ni, ii, no, io, b)
       .fuse(io, b, task)
       .parallel(task)
-      .vectorize(ni, lanes, TailStrategy::GuardWithIf);
-  f.product.compute_at(f.result, no).vectorize(n, lanes, TailStrategy::GuardWithIf);
-  f.product.update().reorder(n, i, f.reduction).vectorize(n, lanes, TailStrategy::GuardWithIf);
+      .vectorize(ni, lanes);
+  f.product.compute_at(f.result, no).vectorize(n, lanes).unroll(n).unroll(i);
+  f.product.update()
+      .reorder(n, i, f.reduction.x, f.reduction.y)
+      .vectorize(n, lanes)
+      .unroll(n)
+      .unroll(i);
 }
 
 }  // namespace
@@ -40,16 +46,21 @@ void schedule_module_cpu(module_algorithm& m, const Target& target) {
 
   schedule_cpu(m.attention);
   m.attention.output.compute_root();
-  if (m.attention.desc.lse_output) m.attention.lse.compute_root();
 
   m.output.compute_root().parallel(m.output.args()[2]).vectorize(m.n, lanes, TailStrategy::GuardWithIf);
   // Inference calls run a copy of the attention with dropout's test folded away.
   if (m.desc.has_dropout()) m.attention.output.specialize(m.training);
 
   if (m.desc.weights == weights_output::none) return;
-  // One query row at a time: its scores for every head, then its weights.
+  // One query row at a time: its scores for every head (keys in vector lanes), then its weights.
+  m.keys_by_feature.compute_root()
+      .parallel(m.keys_by_feature.args()[3])
+      .vectorize(m.keys_by_feature.args()[0], lanes, TailStrategy::GuardWithIf);
   m.weights.parallel(m.weights.args().back()).vectorize(m.column, lanes, TailStrategy::GuardWithIf);
   m.score_dot.compute_at(m.weights, m.i).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
+  m.scores.compute_at(m.weights, m.i).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
+  m.row_max.compute_at(m.weights, m.i);
+  m.row_sum.compute_at(m.weights, m.i);
   m.score_dot.update().reorder(m.j, m.score_reduction).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
   if (m.desc.weights == weights_output::averaged) {
     m.summed_weights.compute_at(m.weights, m.i).vectorize(m.column, lanes, TailStrategy::GuardWithIf);

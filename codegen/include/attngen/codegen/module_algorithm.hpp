@@ -21,7 +21,7 @@ struct linear_funcs {
   Halide::Func weight_transposed;  ///< (n, c): W with outputs innermost, so outputs vectorise
   Halide::Func product;            ///< (n, i, b): the sum over c
   Halide::Func result;             ///< (n, i, b): product + bias, as float
-  Halide::RDom reduction;          ///< over c
+  Halide::RDom reduction;          ///< over c: (feature within group, group)
   int inputs = 0, outputs = 0;
 };
 
@@ -49,11 +49,13 @@ struct module_algorithm {
   // Intermediate stages.
   linear_funcs q_projection, k_projection, v_projection, out_projection;
   Halide::Func keys, values;  ///< (d, g, j, b): extra keys first, then the projected keys
+  Halide::Func keys_by_feature;  ///< (j, d, g, b): keys with keys innermost, for the weights' q.k
   Halide::Func score_dot;     ///< (j, i, h, b): for the weights output, q.k by kernel key order
   Halide::Func scores;        ///< (j, i, h, b): scaled and masked
+  Halide::Func row_max, row_sum;  ///< (i, h, b): each row's largest score and its softmax denominator
   Halide::Func head_weights;  ///< (column, i, h, b): softmax weights after dropout, PyTorch's key order
   Halide::Func summed_weights;  ///< (column, i, b): head_weights summed over heads; only when averaged
-  Halide::RDom score_reduction, head_reduction;
+  Halide::RDom score_reduction, weights_row_reduction, head_reduction;
   attention_algorithm attention;
 
   Halide::Expr query_length, input_key_length, key_length;  ///< L, S and S + extra keys
