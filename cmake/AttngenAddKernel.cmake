@@ -9,14 +9,16 @@ library target that apps link.
 
   attngen_add_kernel(<name>
     DESCRIPTION <header>          # C++ header that defines the description (relative to this dir)
-    VARIABLE <expression>         # the constexpr description in that header, e.g. my::llama_prefill
+    VARIABLE <expression>         # the constexpr description in that header, e.g. my::llama_prefill:
+                                  # an operator (attngen::attention()) or a module
+                                  # (attngen::multihead_attention())
     TARGETS <target>...           # Halide targets, most capable first; several = run-time dispatch
     [NAMESPACE <ns>]              # C++ namespace of the generated wrapper struct
     [OUTPUT_DIRECTORY <dir>])     # default: ${CMAKE_CURRENT_BINARY_DIR}/attngen/<name>
 
 Creates the static library target ``<name>`` (alias ``attngen::<name>``). Linking it provides the
 header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const attngen::attention_args&); }``
-and links the attngen runtime. Steps, all at build time:
+(``run(const attngen::mha_args&)`` for a module) and links the attngen runtime. Steps, all at build time:
 
 1. A small program that includes ``<header>`` is compiled: ``attngen::validated<VARIABLE>()`` rejects an
    invalid description here, with a message naming the problem. Run, it writes the text form.
