@@ -25,8 +25,9 @@ Expr sequence_at(const ImageParam& t, bool batch_first, Expr feature, Expr posit
 // `x` is (c, i, b), or with `groups` > 1 (c within group, group, i, b) as the attention's output is.
 // Reads of rows, outputs and weights are clamped into range, so the schedule may compute whole tiles
 // past the ends (their results are never read).
-linear_funcs define_linear(const std::string& name, const Func& x, int groups, Expr rows, const ImageParam& weight,
-                           const ImageParam& bias, int inputs, int outputs, const module_algorithm& m) {
+// `weight` is (c, n), PyTorch's (out, in) layout; `bias` (n) may be undefined.
+linear_funcs define_linear(const std::string& name, const Func& x, int groups, Expr rows, const Func& weight,
+                           const Func& bias, int inputs, int outputs, const module_algorithm& m) {
   const Var n = m.n, c = m.c, i = m.i, b = m.b;
   const int per_group = inputs / groups;
   linear_funcs f;
@@ -74,12 +75,12 @@ attention_sources module_sources(module_algorithm& m) {
   const int extra = desc.extra_keys();
   Var d("d"), g("g"), j = m.j, i = m.i, h = m.h, b = m.b;
   attention_sources src;
-  src.q(d, h, i, b) = m.q_projection.result(h * head_dim + d, i, b);
+  src.q(d, h, i, b) = m.projected_q(h * head_dim + d, i, b);
 
   // Kernel key j < extra is an appended key: bias_k / bias_v first (when present), then zeros.
-  auto with_appended = [&](Func& f, const std::string& name, const linear_funcs& projection, const ImageParam& bias) {
+  auto with_appended = [&](Func& f, const std::string& name, const Func& projection, const ImageParam& bias) {
     f = Func(name);
-    const Expr projected = projection.result(g * head_dim + d, max(j - extra, 0), b);
+    const Expr projected = projection(g * head_dim + d, max(j - extra, 0), b);
     if (extra == 0) {
       f(d, g, j, b) = projected;
       return;
@@ -87,8 +88,8 @@ attention_sources module_sources(module_algorithm& m) {
     const Expr appended = bias.defined() ? select(j == 0, cast<float>(bias(g * head_dim + d)), 0.0f) : Expr(0.0f);
     f(d, g, j, b) = select(j < extra, appended, projected);
   };
-  with_appended(m.keys, "keys", m.k_projection, m.bias_k);
-  with_appended(m.values, "values", m.v_projection, m.bias_v);
+  with_appended(m.keys, "keys", m.projected_k, m.bias_k);
+  with_appended(m.values, "values", m.projected_v, m.bias_v);
   src.k = m.keys;
   src.v = m.values;
   src.query_length = m.query_length;
@@ -133,7 +134,9 @@ Expr dropout_bits(Expr seed, Expr batch, Expr head, Expr query, Expr column, int
 }
 
 std::vector<Argument> module_algorithm::arguments() const {
-  std::vector<Argument> args = {query, key, value, q_weight, k_weight, v_weight};
+  std::vector<Argument> args = {query};
+  if (!desc.self_attn) args.insert(args.end(), {key, value});
+  args.insert(args.end(), {q_weight, k_weight, v_weight});
   if (desc.projection_bias) args.insert(args.end(), {q_bias, k_bias, v_bias});
   if (desc.bias_kv) args.insert(args.end(), {bias_k, bias_v});
   args.push_back(out_weight);
@@ -159,8 +162,10 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
   const Var c = m.c, n = m.n, i = m.i, j = m.j, h = m.h, b = m.b;
 
   m.query = ImageParam(element, 3, "query");
-  m.key = ImageParam(element, 3, "key");
-  m.value = ImageParam(element, 3, "value");
+  if (!desc.self_attn) {
+    m.key = ImageParam(element, 3, "key");
+    m.value = ImageParam(element, 3, "value");
+  }
   m.q_weight = ImageParam(element, 2, "q_weight");
   m.k_weight = ImageParam(element, 2, "k_weight");
   m.v_weight = ImageParam(element, 2, "v_weight");
@@ -182,18 +187,45 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
 
   const int sequence_dim = batch_first ? 1 : 2;
   m.query_length = m.query.dim(sequence_dim).extent();
-  m.input_key_length = m.key.dim(sequence_dim).extent();
+  m.input_key_length = desc.self_attn ? m.query_length : m.key.dim(sequence_dim).extent();
   m.key_length = m.input_key_length + desc.extra_keys();
 
-  Func query_in("query_in"), key_in("key_in"), value_in("value_in");
+  Func query_in("query_in");
   query_in(c, i, b) = sequence_at(m.query, batch_first, c, i, b);
-  key_in(c, i, b) = sequence_at(m.key, batch_first, c, i, b);
-  value_in(c, i, b) = sequence_at(m.value, batch_first, c, i, b);
-  m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, m.q_weight, m.q_bias, embed, embed, m);
-  m.k_projection = define_linear("k_projection", key_in, 1, m.input_key_length, m.k_weight, m.k_bias,
-                                 desc.effective_kdim(), kv_embed, m);
-  m.v_projection = define_linear("v_projection", value_in, 1, m.input_key_length, m.v_weight, m.v_bias,
-                                 desc.effective_vdim(), kv_embed, m);
+  m.projected_q = Func("projected_q");
+  m.projected_k = Func("projected_k");
+  m.projected_v = Func("projected_v");
+  if (desc.self_attn) {
+    // One projection over the packed weights (PyTorch's in_proj_weight): the input is read once.
+    // Reads are clamped into each weight's rows: bounds inference takes every side of a select.
+    const int outputs = embed + 2 * kv_embed;
+    Func packed_weight("packed_weight"), packed_bias("packed_bias");
+    const Expr k_row = clamp(n - embed, 0, kv_embed - 1), v_row = clamp(n - embed - kv_embed, 0, kv_embed - 1);
+    packed_weight(c, n) = select(n < embed, cast<float>(m.q_weight(c, min(n, embed - 1))),
+                                 n < embed + kv_embed, cast<float>(m.k_weight(c, k_row)), cast<float>(m.v_weight(c, v_row)));
+    if (desc.projection_bias)
+      packed_bias(n) = select(n < embed, cast<float>(m.q_bias(min(n, embed - 1))),
+                              n < embed + kv_embed, cast<float>(m.k_bias(k_row)), cast<float>(m.v_bias(v_row)));
+    m.qkv_projection = define_linear("qkv_projection", query_in, 1, m.query_length, packed_weight, packed_bias,
+                                     embed, outputs, m);
+    m.projected_q(n, i, b) = m.qkv_projection.result(n, i, b);
+    m.projected_k(n, i, b) = m.qkv_projection.result(n + embed, i, b);
+    m.projected_v(n, i, b) = m.qkv_projection.result(n + embed + kv_embed, i, b);
+  } else {
+    Func key_in("key_in"), value_in("value_in"), no_bias;
+    key_in(c, i, b) = sequence_at(m.key, batch_first, c, i, b);
+    value_in(c, i, b) = sequence_at(m.value, batch_first, c, i, b);
+    auto bias = [&](const ImageParam& p) { return p.defined() ? Func(p) : no_bias; };
+    m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, m.q_weight, bias(m.q_bias), embed,
+                                   embed, m);
+    m.k_projection = define_linear("k_projection", key_in, 1, m.input_key_length, m.k_weight, bias(m.k_bias),
+                                   desc.effective_kdim(), kv_embed, m);
+    m.v_projection = define_linear("v_projection", value_in, 1, m.input_key_length, m.v_weight, bias(m.v_bias),
+                                   desc.effective_vdim(), kv_embed, m);
+    m.projected_q(n, i, b) = m.q_projection.result(n, i, b);
+    m.projected_k(n, i, b) = m.k_projection.result(n, i, b);
+    m.projected_v(n, i, b) = m.v_projection.result(n, i, b);
+  }
 
   // The attention's result stays float32 on its way to the output projection. The weights output
   // normalises its own rows (it computes every score of a row anyway).
@@ -202,7 +234,7 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
 
   // The attention's output (e, h, i, b) is the output projection's input, head by head.
   m.out_projection = define_linear("out_projection", m.attention.output, desc.num_heads, m.query_length, m.out_weight,
-                                   m.out_bias, embed, embed, m);
+                                   m.out_bias.defined() ? Func(m.out_bias) : Func(), embed, embed, m);
   m.output = Func("output");
   if (batch_first)
     m.output(n, i, b) = cast(element, m.out_projection.result(n, i, b));

@@ -39,8 +39,10 @@ void schedule_linear(linear_funcs& f, const module_algorithm& m, int lanes) {
 
 void schedule_module_cpu(module_algorithm& m, const Target& target) {
   const int lanes = target.natural_vector_size<float>();
-  for (linear_funcs* f : {&m.q_projection, &m.k_projection, &m.v_projection, &m.out_projection})
-    schedule_linear(*f, m, lanes);
+  std::vector<linear_funcs*> projections = {&m.out_projection};
+  if (m.desc.self_attn) projections.push_back(&m.qkv_projection);
+  else projections.insert(projections.end(), {&m.q_projection, &m.k_projection, &m.v_projection});
+  for (linear_funcs* f : projections) schedule_linear(*f, m, lanes);
   for (Func f : {m.keys, m.values})
     f.compute_root().parallel(f.args()[3]).vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
 

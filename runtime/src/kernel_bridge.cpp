@@ -125,7 +125,8 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_m
   if (status s = validate(desc, args); !s) return s;
   const int sequence_dim = desc.batch_major ? 1 : 0;
   const std::int64_t batch = args.query.shape[desc.batch_major ? 0 : 1], queries = args.query.shape[sequence_dim];
-  const std::int64_t keys = args.key.shape[sequence_dim] + desc.extra_keys();
+  const tensor_view& key = desc.self_attn ? args.query : args.key;
+  const std::int64_t keys = key.shape[sequence_dim] + desc.extra_keys();
   if (batch == 0 || queries == 0) return {};
   if (keys == 0) {
     // No keys: every query is fully masked, its attention 0, its output the output projection's bias.
@@ -134,7 +135,11 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_m
   }
 
   const mha_weights& w = args.weights;
-  const tensor_view* views[] = {&args.query,      &args.key,       &args.value,    &w.q_weight,
+  // A self-attention kernel takes no key and value (validation has checked that any given are the query).
+  const tensor_view none;
+  const tensor_view* key_view = desc.self_attn ? &none : &args.key;
+  const tensor_view* value_view = desc.self_attn ? &none : &args.value;
+  const tensor_view* views[] = {&args.query,      key_view,        value_view,     &w.q_weight,
                                 &w.k_weight,      &w.v_weight,     &w.q_bias,      &w.k_bias,
                                 &w.v_bias,        &w.bias_k,       &w.bias_v,      &w.out_weight,
                                 &w.out_bias,      &args.key_padding_mask, &args.attn_mask, &args.output,
@@ -155,9 +160,10 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_m
 }
 
 kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile) {
-  if (args.query.rank != 3 || args.key.rank != 3) return kernel_variant::general;
+  const tensor_view& key = desc.self_attn ? args.query : args.key;
+  if (args.query.rank != 3 || key.rank != 3) return kernel_variant::general;
   const int sequence_dim = desc.batch_major ? 1 : 0;
-  return choose_variant(args.query.shape[sequence_dim], args.key.shape[sequence_dim] + desc.extra_keys(),
+  return choose_variant(args.query.shape[sequence_dim], key.shape[sequence_dim] + desc.extra_keys(),
                         desc.num_heads / desc.effective_kv_heads(), desc.is_causal(), short_queries_per_tile);
 }
 

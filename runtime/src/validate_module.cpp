@@ -8,6 +8,17 @@ namespace attngen {
 
 using namespace detail;
 
+namespace {
+
+bool same_view(const tensor_view& a, const tensor_view& b) {
+  if (a.data != b.data || a.type != b.type || a.rank != b.rank) return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d])) return false;
+  return true;
+}
+
+}  // namespace
+
 status validate(const mha_desc& desc, const mha_args& args) {
   const std::int64_t E = desc.embed, KVE = desc.kv_embed(), H = desc.num_heads;
   const std::int64_t kdim = desc.effective_kdim(), vdim = desc.effective_vdim();
@@ -23,8 +34,8 @@ status validate(const mha_desc& desc, const mha_args& args) {
   };
   const presence all[] = {
       {"query", args.query, true, ""},
-      {"key", args.key, true, ""},
-      {"value", args.value, true, ""},
+      {"key", args.key, !desc.self_attn, ""},
+      {"value", args.value, !desc.self_attn, ""},
       {"weights.q_weight", w.q_weight, true, ""},
       {"weights.k_weight", w.k_weight, true, ""},
       {"weights.v_weight", w.v_weight, true, ""},
@@ -39,15 +50,25 @@ status validate(const mha_desc& desc, const mha_args& args) {
       {"attn_mask", args.attn_mask, desc.mask != mask_kind::none, "attn_mask"},
       {"output", args.output, true, ""},
       {"attn_weights", args.attn_weights, desc.weights != weights_output::none, "need_weights"}};
-  for (const auto& p : all)
+  // A self-attention kernel reads key and value from the query: they may be omitted, or be the
+  // query's own view (as in PyTorch's `module(x, x, x)`), and are then ignored.
+  const bool self = desc.self_attn;
+  for (const auto& p : all) {
+    if (self && (&p.view == &args.key || &p.view == &args.value)) {
+      if (!p.view.empty() && !same_view(p.view, args.query))
+        return fail(error_code::unexpected_tensor, p.name,
+                    "this kernel is self-attention (it reads the query); pass no tensor or the query's own view");
+      continue;
+    }
     if (status s = check_presence(p.name, p.view, p.required, p.feature); !s) return s;
+  }
 
   // query defines B and L; key defines S.
   const int batch_dim = batch_first ? 0 : 1, sequence_dim = batch_first ? 1 : 0;
   const bool query_ok = args.query.rank == 3;
   const std::int64_t B = query_ok ? args.query.shape[batch_dim] : 0;
   const std::int64_t L = query_ok ? args.query.shape[sequence_dim] : 0;
-  const std::int64_t S = args.key.rank == 3 ? args.key.shape[sequence_dim] : 0;
+  const std::int64_t S = self ? L : args.key.rank == 3 ? args.key.shape[sequence_dim] : 0;
   auto sequence = [&](const char* length_label, std::int64_t length, const char* length_from, const char* features_label,
                       std::int64_t features) {
     const expected_dim batch{"batch", B, "query"}, position{length_label, length, length_from},
@@ -58,14 +79,16 @@ status validate(const mha_desc& desc, const mha_args& args) {
   const char* query_text = batch_first ? "(B, L, E)" : "(L, B, E)";
   if (status s = check_layout("query", args.query, element, query_text, sequence("L", L, "", "embed_dim", E)); !s)
     return s;
-  if (status s = check_layout("key", args.key, element, batch_first ? "(B, S, kdim)" : "(S, B, kdim)",
-                              sequence("S", S, "", "kdim", kdim));
-      !s)
-    return s;
-  if (status s = check_layout("value", args.value, element, batch_first ? "(B, S, vdim)" : "(S, B, vdim)",
-                              sequence("S", S, "key", "vdim", vdim));
-      !s)
-    return s;
+  if (!self) {
+    if (status s = check_layout("key", args.key, element, batch_first ? "(B, S, kdim)" : "(S, B, kdim)",
+                                sequence("S", S, "", "kdim", kdim));
+        !s)
+      return s;
+    if (status s = check_layout("value", args.value, element, batch_first ? "(B, S, vdim)" : "(S, B, vdim)",
+                                sequence("S", S, "key", "vdim", vdim));
+        !s)
+      return s;
+  }
 
   struct matrix {
     const char* name;
@@ -141,6 +164,7 @@ status validate(const mha_desc& desc, const mha_args& args) {
       return s;
 
   // Kernels read inputs while writing outputs: in-place calls would read what they already wrote.
+  // (With self-attention, key and value are the query or absent; checking them again is harmless.)
   const std::size_t first_output = std::size(all) - 2;
   for (std::size_t out = first_output; out < std::size(all); ++out)
     for (std::size_t in = 0; in < first_output; ++in)

@@ -49,6 +49,8 @@ TEST_CASE("each module rule names its problem at run time", "[dsl]") {
         "heads must be a multiple of kv_heads (each kv head serves heads/kv_heads query heads)");
   CHECK(first_problem(encoder.kdim(0)) == "kdim must be at least 1");
   CHECK(first_problem(encoder.vdim(-2)) == "vdim must be at least 1");
+  CHECK(first_problem(encoder.self_attention(true).kdim(100)) ==
+        "self_attention reads key and value from the query: kdim and vdim must equal embed_dim");
   CHECK(first_problem(encoder.dropout(-0.1f)) == "dropout must be in [0, 1): p = 1 would drop every weight");
   CHECK(first_problem(encoder.attn_mask(mask_kind::none, attn_mask_shape::l_s)) ==
         "attn_mask needs both a kind (boolean or additive) and a shape (l_s, bh_l_s or b_h_l_s)");
@@ -91,7 +93,7 @@ TEST_CASE("module text form round-trips every option exactly", "[dsl]") {
                                   .key_padding_mask(mask_kind::additive)
                                   .attn_mask(mask_kind::boolean, attn_mask_shape::bh_l_s)
                                   .element(dtype::bf16);
-  for (const mha_desc& d : {encoder, everything}) {
+  for (const mha_desc& d : {encoder, everything, encoder.self_attention(true).kv_heads(4)}) {
     const auto parsed = parse_module_description(to_text(d));
     INFO(to_text(d));
     CHECK(parsed.error.empty());

@@ -55,6 +55,7 @@ std::string module_problem::name() const {
   if (desc.bias_kv) s << " bias_kv";
   if (desc.zero_attn) s << " zero_attn";
   s << (desc.batch_major ? " batch_first" : " sequence_first");
+  if (desc.self_attn) s << " self_attention";
   if (desc.is_causal())
     s << " causal=" << (desc.causal_mode == causal_alignment::top_left ? "top_left" : "bottom_right");
   if (desc.key_padding != mask_kind::none) s << " pad=" << name_of(desc.key_padding);
@@ -72,7 +73,7 @@ module_problem make_random_module_problem(const mha_desc& desc, int batch, int q
   p.desc = desc;
   p.batch = batch;
   p.query_length = query_length;
-  p.key_length = key_length;
+  p.key_length = desc.self_attn ? query_length : key_length;
   p.seed = 0x9e3779b97f4a7c15ULL ^ seed;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -84,13 +85,15 @@ module_problem make_random_module_problem(const mha_desc& desc, int batch, int q
     p.inputs[name] = std::move(t);
   };
   const int E = desc.embed, KVE = desc.kv_embed(), kdim = desc.effective_kdim(), vdim = desc.effective_vdim();
-  const int B = batch, L = query_length, S = key_length, H = desc.num_heads;
+  const int B = batch, L = query_length, S = p.key_length, H = desc.num_heads;
   auto sequence = [&](int length, int features) {
     return desc.batch_major ? std::vector<int>{B, length, features} : std::vector<int>{length, B, features};
   };
   add("query", sequence(L, E), 1.0f);
-  add("key", sequence(S, kdim), 1.0f);
-  add("value", sequence(S, vdim), 1.0f);
+  if (!desc.self_attn) {
+    add("key", sequence(S, kdim), 1.0f);
+    add("value", sequence(S, vdim), 1.0f);
+  }
   add("q_weight", {E, E}, 1.0f / std::sqrt(float(E)));
   add("k_weight", {KVE, kdim}, 1.0f / std::sqrt(float(kdim)));
   add("v_weight", {KVE, vdim}, 1.0f / std::sqrt(float(vdim)));

@@ -40,6 +40,7 @@ struct module_problem {
 
 /// Uniform random inputs in [-1, 1); weights uniform in +-1/sqrt(fan_in) like PyTorch's init; biases
 /// in +-0.5; masks with some masked entries (never every key of a row unless `allow_empty_rows`).
+/// With self_attention there is no key or value, and key_length is query_length.
 module_problem make_random_module_problem(const mha_desc& desc, int batch, int query_length, int key_length,
                                           std::uint32_t seed, bool allow_empty_rows = false);
 

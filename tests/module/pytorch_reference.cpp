@@ -60,7 +60,7 @@ void write_case(const module_problem& p, const fs::path& directory) {
   std::ofstream config(directory / "config.txt");
   config << "embed " << d.embed << "\nheads " << d.num_heads << "\nkv_heads " << d.effective_kv_heads()
          << "\nkdim " << d.effective_kdim() << "\nvdim " << d.effective_vdim() << "\nbias " << d.projection_bias
-         << "\nbias_kv " << d.bias_kv << "\nzero_attn " << d.zero_attn << "\nbatch_first " << d.batch_major
+         << "\nself_attention " << d.self_attn << "\nbias_kv " << d.bias_kv << "\nzero_attn " << d.zero_attn << "\nbatch_first " << d.batch_major
          << "\ncausal " << name_of(d.causal_mode) << "\nkey_padding " << name_of(d.key_padding) << "\nattn_mask "
          << name_of(d.mask) << "\nattn_mask_shape " << name_of(d.mask_dims) << "\nweights " << name_of(d.weights)
          << "\nB " << p.batch << "\nL " << p.query_length << "\nS " << p.key_length << "\n";

@@ -97,8 +97,12 @@ def run_case(directory):
             attn_mask = attn_mask + padding
 
     weights = config["weights"]
+    if config["self_attention"] == "1":  # the same tensor three times, as PyTorch's self-attention
+        key = value = t["query"]
+    else:
+        key, value = t["key"], t["value"]
     with torch.no_grad():
-        output, attention_weights = module(t["query"], t["key"], t["value"], key_padding_mask=key_padding_mask,
+        output, attention_weights = module(t["query"], key, value, key_padding_mask=key_padding_mask,
                                            need_weights=weights != "none", attn_mask=attn_mask,
                                            average_attn_weights=weights == "averaged")
     output.numpy().astype("<f8").tofile(f"{directory}/output.bin")

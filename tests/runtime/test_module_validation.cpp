@@ -105,3 +105,20 @@ TEST_CASE("module: state_dict keys that are missing, unknown or repeated are nam
   const state_dict_tensor repeated[] = {{"in_proj_bias", data}, {"in_proj_bias", data}};
   CHECK_THAT(weights_from_state_dict(desc, repeated, 2, weights).message(), Equals("state_dict: `in_proj_bias` given twice"));
 }
+
+TEST_CASE("module: self-attention takes no key and value, or the query's own view, and rejects another tensor",
+          "[runtime][validation]") {
+  constexpr auto self = validated<multihead_attention().embed_dim(16).heads(2).self_attention(true)>();
+  const auto problem = make_random_module_problem(self, 2, 5, 5, 3);
+  aot_module_call call(problem);
+  mha_args args = call.args();
+  CHECK(validate(self, args).ok());
+  args.key = args.value = args.query;
+  CHECK(validate(self, args).ok());
+  std::vector<float> other(2 * 5 * 16);
+  args.value = make_tensor(other.data(), {5, 2, 16});
+  const status s = validate(self, args);
+  CHECK_THAT(s.message(),
+             Equals("value: this kernel is self-attention (it reads the query); pass no tensor or the query's own view"));
+  CHECK(s.code() == error_code::unexpected_tensor);
+}

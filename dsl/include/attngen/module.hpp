@@ -70,6 +70,7 @@ struct mha_desc {
   bool bias_kv = false;
   bool zero_attn = false;
   bool batch_major = false;
+  bool self_attn = false;
   float dropout_p = 0.0f;
   weights_output weights = weights_output::none;
   causal_alignment causal_mode = causal_alignment::none;
@@ -96,6 +97,9 @@ struct mha_desc {
   constexpr mha_desc add_zero_attn(bool on) const { auto d = *this; d.zero_attn = on; return d; }
   /// Tensors (B, L, features) when on; (L, B, features) when off (PyTorch's default).
   constexpr mha_desc batch_first(bool on) const { auto d = *this; d.batch_major = on; return d; }
+  /// Self-attention: key and value are the query (PyTorch's `query is key is value`). The kernel reads
+  /// one input and computes Q, K and V in one projection over the packed weights.
+  constexpr mha_desc self_attention(bool on) const { auto d = *this; d.self_attn = on; return d; }
   /// Dropout probability on the attention weights in training calls.
   constexpr mha_desc dropout(float p) const { auto d = *this; d.dropout_p = p; return d; }
   /// Also return the attention weights, per head or averaged over heads.

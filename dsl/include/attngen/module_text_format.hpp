@@ -2,7 +2,8 @@
 /// A module description as text, and back (see text_format.hpp for the operator's).
 ///
 /// Text form: the line `kind = module`, then one `key = value` per line, `#` starts a comment. Keys:
-/// embed_dim, heads, kv_heads, kdim, vdim, bias, add_bias_kv, add_zero_attn, batch_first (true|false),
+/// embed_dim, heads, kv_heads, kdim, vdim, bias, add_bias_kv, add_zero_attn, batch_first, self_attention
+/// (true|false),
 /// dropout (a number), need_weights (none|per_head|averaged), causal (none|top_left|bottom_right),
 /// key_padding_mask (none|boolean|additive), attn_mask (none|boolean|additive),
 /// attn_mask_shape (none|l_s|bh_l_s|b_h_l_s), dtype (f32|f16|bf16). Omitted keys keep their defaults.
@@ -68,6 +69,7 @@ inline std::string to_text(const mha_desc& d) {
   line("add_bias_kv", flag(d.bias_kv));
   line("add_zero_attn", flag(d.zero_attn));
   line("batch_first", flag(d.batch_major));
+  line("self_attention", flag(d.self_attn));
   line("dropout", detail::float_literal(d.dropout_p, "%.9g"));
   line("need_weights", std::string(name_of(d.weights)));
   line("causal", std::string(name_of(d.causal_mode)));
@@ -91,6 +93,7 @@ inline std::string to_cpp(const mha_desc& d) {
   cpp += ".add_bias_kv(" + flag(d.bias_kv) + ")";
   cpp += ".add_zero_attn(" + flag(d.zero_attn) + ")";
   cpp += ".batch_first(" + flag(d.batch_major) + ")";
+  cpp += ".self_attention(" + flag(d.self_attn) + ")";
   cpp += ".dropout(" + detail::float_literal(d.dropout_p, "%a") + "f)";
   cpp += ".need_weights(attngen::weights_output::" + std::string(name_of(d.weights)) + ")";
   cpp += ".causal(attngen::causal_alignment::" + std::string(name_of(d.causal_mode)) + ")";
@@ -152,6 +155,7 @@ inline parsed_module_description parse_module_description(std::string_view text)
     else if (key == "add_bias_kv") ok = parse_flag(d.bias_kv);
     else if (key == "add_zero_attn") ok = parse_flag(d.zero_attn);
     else if (key == "batch_first") ok = parse_flag(d.batch_major);
+    else if (key == "self_attention") ok = parse_flag(d.self_attn);
     else if (key == "need_weights") ok = detail::parse_spelling(detail::weights_spellings, value, d.weights);
     else if (key == "causal") ok = detail::parse_spelling(detail::causal_spellings, value, d.causal_mode);
     else if (key == "key_padding_mask") ok = detail::parse_spelling(detail::mask_kind_spellings, value, d.key_padding);

@@ -32,6 +32,10 @@ namespace attngen {
        "heads must be a multiple of kv_heads (each kv head serves heads/kv_heads query heads)")          \
   RULE(kdim_positive, d.key_dim == mha_desc::unset || d.key_dim >= 1, "kdim must be at least 1")         \
   RULE(vdim_positive, d.value_dim == mha_desc::unset || d.value_dim >= 1, "vdim must be at least 1")     \
+  RULE(self_attention_dims,                                                                              \
+       !d.self_attn || ((d.key_dim == mha_desc::unset || d.key_dim == d.embed) &&                        \
+                        (d.value_dim == mha_desc::unset || d.value_dim == d.embed)),                     \
+       "self_attention reads key and value from the query: kdim and vdim must equal embed_dim")          \
   RULE(dropout_in_range, d.dropout_p >= 0.0f && d.dropout_p < 1.0f,                                      \
        "dropout must be in [0, 1): p = 1 would drop every weight")                                       \
   RULE(attn_mask_shape_given, (d.mask == mask_kind::none) == (d.mask_dims == attn_mask_shape::none),     \

@@ -30,7 +30,8 @@ struct module_algorithm {
   mha_desc desc;
 
   // Inputs, in the order of the generated function's arguments (after the user context).
-  Halide::ImageParam query, key, value;                  ///< (B, L, E) / (B, S, kdim) / (B, S, vdim), or sequence-first
+  Halide::ImageParam query, key, value;                  ///< (B, L, E) / (B, S, kdim) / (B, S, vdim), or sequence-first;
+                                                         ///< no key and value with self_attention
   Halide::ImageParam q_weight, k_weight, v_weight;       ///< (E, E), (KVE, kdim), (KVE, vdim): (out, in)
   Halide::ImageParam q_bias, k_bias, v_bias;             ///< (E), (KVE), (KVE); only with bias
   Halide::ImageParam bias_k, bias_v;                     ///< (KVE) each; only with add_bias_kv
@@ -47,7 +48,9 @@ struct module_algorithm {
   Halide::Var c{"c"}, n{"n"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, column{"column"};
 
   // Intermediate stages.
-  linear_funcs q_projection, k_projection, v_projection, out_projection;
+  /// Separate projections, or with self_attention one over the packed weights (qkv_projection).
+  linear_funcs q_projection, k_projection, v_projection, qkv_projection, out_projection;
+  Halide::Func projected_q, projected_k, projected_v;  ///< (n, i, b): whichever projection computed them
   Halide::Func keys, values;  ///< (d, g, j, b): extra keys first, then the projected keys
   Halide::Func keys_by_feature;  ///< (j, d, g, b): keys with keys innermost, for the weights' q.k
   Halide::Func score_dot;     ///< (j, i, h, b): for the weights output, q.k by kernel key order

@@ -7,6 +7,7 @@
 ///   query             (B, L, E)      or (L, B, E) without batch_first
 ///   key               (B, S, kdim)   or (S, B, kdim)
 ///   value             (B, S, vdim)   or (S, B, vdim)
+///                     with self_attention: no key and value, or the query's own view (S = L)
 ///   weights.q_weight  (E, E)         PyTorch's (out, in)
 ///   weights.k_weight  (KVE, kdim)
 ///   weights.v_weight  (KVE, vdim)
