@@ -86,6 +86,45 @@ TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed
   CHECK(loaded.weights() == direct.weights());
 }
 
+TEST_CASE("AOT module runs on a state_dict with separate q/k/v projection weights and bias_k, bias_v",
+          "[aot][module]") {
+  const module_problem p = make_random_module_problem(test_kernels::module_all_options, 2, 7, 9, 12);
+  aot_module_call direct(p), loaded(p);
+  REQUIRE(aot_module_all_options::run(direct.args()).ok());
+  std::vector<std::uint8_t> in_proj_bias;
+  for (const char* name : {"q_bias", "k_bias", "v_bias"}) {
+    const auto& bytes = loaded.input_bytes(name);
+    in_proj_bias.insert(in_proj_bias.end(), bytes.begin(), bytes.end());
+  }
+  const state_dict_tensor state[] = {{"q_proj_weight", loaded.input_bytes("q_weight").data()},
+                                     {"k_proj_weight", loaded.input_bytes("k_weight").data()},
+                                     {"v_proj_weight", loaded.input_bytes("v_weight").data()},
+                                     {"in_proj_bias", in_proj_bias.data()},
+                                     {"bias_k", loaded.input_bytes("bias_k").data()},
+                                     {"bias_v", loaded.input_bytes("bias_v").data()},
+                                     {"out_proj.weight", loaded.input_bytes("out_weight").data()},
+                                     {"out_proj.bias", loaded.input_bytes("out_bias").data()}};
+  mha_args args = loaded.args();
+  const status s = weights_from_state_dict(aot_module_all_options::description, state, std::size(state), args.weights);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  REQUIRE(aot_module_all_options::run(args).ok());
+  CHECK(loaded.output() == direct.output());
+  CHECK(loaded.weights() == direct.weights());
+}
+
+TEST_CASE("AOT module's dropout gives bitwise the same result on 1 thread and on every thread", "[aot][module]") {
+  module_problem p = make_random_module_problem(test_kernels::module_all_options, 3, 33, 41, 13);
+  p.training = true;
+  aot_module_call one_thread(p), all_threads(p);
+  set_num_threads(1);
+  REQUIRE(aot_module_all_options::run(one_thread.args()).ok());
+  set_num_threads(0);
+  REQUIRE(aot_module_all_options::run(all_threads.args()).ok());
+  CHECK(one_thread.output() == all_threads.output());
+  CHECK(one_thread.weights() == all_threads.weights());
+}
+
 TEST_CASE("AOT module's dropout in training calls is reproducible from the seed and changes the result",
           "[aot][module]") {
   module_problem p = make_random_module_problem(test_kernels::module_all_options, 2, 17, 19, 9);

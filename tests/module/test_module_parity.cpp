@@ -132,6 +132,18 @@ TEST_CASE("module with every option matches PyTorch in every kernel variant, E32
   for (int v = 0; v < kernel_variant_count; ++v) check_against_pytorch(everything, kernel_variant(v));
 }
 
+TEST_CASE("module with sequence-first tensors and another mix of options matches PyTorch, E24 H4/1 no bias") {
+  constexpr auto mix = base.kv_heads(1)
+                           .bias(false)
+                           .add_zero_attn(true)
+                           .causal(bottom_right)
+                           .key_padding_mask(mask_kind::additive)
+                           .attn_mask(mask_kind::boolean, attn_mask_shape::l_s)
+                           .dropout(0.3f)
+                           .need_weights(weights_output::per_head);
+  check_against_pytorch(mix);
+}
+
 TEST_CASE("module in bf16 and f16 matches PyTorch within the type's rounding, E24 H4 causal with weights") {
   for (dtype t : {dtype::bf16, dtype::f16})
     check_against_pytorch(base.element(t).causal(bottom_right).need_weights(weights_output::per_head));
