@@ -172,9 +172,9 @@ TEST_CASE("any strides with a contiguous innermost dimension give the dense resu
   CHECK(strided.output() == dense.output());
 }
 
-TEST_CASE("every tensor stored (B, heads, L, D) gives the dense result, decoding and prefill", "[runtime][strides]") {
+TEST_CASE("every tensor stored (B, heads, L, D) gives the dense result, decoding, prefill and short keys", "[runtime][strides]") {
   const int B = 2, H = 4, KVH = 2, D = 64, Dv = 32;
-  for (const auto& [Lq, Lk] : {std::pair{1, 700}, std::pair{3, 300}, std::pair{40, 40}}) {
+  for (const auto& [Lq, Lk] : {std::pair{1, 700}, std::pair{3, 300}, std::pair{40, 120}, std::pair{20, 50}}) {
     CAPTURE(Lq, Lk);
     const auto problem = make_random_problem(aot_all_options::description, B, Lq, Lk, 9);
     aot_call dense(problem);

@@ -27,9 +27,9 @@ TEST_CASE("MHA decoding one query uses single_query tiles despite 1-row register
   STATIC_REQUIRE(choose_variant(1, 512, 1, not_causal, 16) == kernel_variant::single_query);
 }
 
-TEST_CASE("33 keys are past the short-key limit", "[runtime][variants]") {
-  STATIC_REQUIRE(choose_variant(64, 33, 1, not_causal, 16) == kernel_variant::short_queries);
-  STATIC_REQUIRE(choose_variant(64, 32, 1, not_causal, 16) == kernel_variant::short_keys);
+TEST_CASE("81 keys are past the short-key limit", "[runtime][variants]") {
+  STATIC_REQUIRE(choose_variant(64, 81, 1, not_causal, 16) == kernel_variant::short_queries);
+  STATIC_REQUIRE(choose_variant(64, 80, 1, not_causal, 16) == kernel_variant::short_keys);
 }
 
 TEST_CASE("prefill with 2048 queries in GQA groups of 4 transposes K (general)", "[runtime][variants]") {

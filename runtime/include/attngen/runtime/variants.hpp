@@ -15,8 +15,11 @@ enum class kernel_variant : int {
 };
 inline constexpr int kernel_variant_count = 4;
 
-/// Key lengths up to this use short_keys.
-inline constexpr std::int64_t short_keys_max_length = 32;
+/// Key lengths up to this use short_keys: below it, the other variants' 256-key blocks are mostly
+/// padding. Measured (JIT, 2 threads, us, short_keys against short_queries): Lq = Lk = 77, B4 H8 D32
+/// 396/534; Lk 80: Lq512 B4 H8 D32 2719/3409, Lq16 B8 H16 D64 714/802, Lq1024 B1 H16 D64 6669/6326;
+/// Lk 96: Lq1024 H16 D64 7694/6554 (past the crossover), Lq1024 H32/8 D128 19162/24130.
+inline constexpr std::int64_t short_keys_max_length = 80;
 
 /// Name used in generated symbols and file names.
 constexpr const char* name_of(kernel_variant v) {
