@@ -8,12 +8,6 @@ namespace attngen::testing {
 
 namespace {
 
-std::size_t element_count(const std::vector<int>& shape) {
-  std::size_t n = 1;
-  for (int e : shape) n *= std::size_t(e);
-  return n;
-}
-
 bool is_boolean_mask(const mha_desc& d, const std::string& name) {
   return (name == "key_padding" && d.key_padding == mask_kind::boolean) ||
          (name == "attn_mask" && d.mask == mask_kind::boolean);

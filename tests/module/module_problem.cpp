@@ -4,31 +4,16 @@
 #include <random>
 #include <sstream>
 
+#include "attngen/module_text_format.hpp"
 #include "support/problem.hpp"
 
 namespace attngen::testing {
-
-namespace {
-
-const char* name_of(mask_kind k) { return k == mask_kind::boolean ? "boolean" : "additive"; }
-
-const char* name_of(attn_mask_shape s) {
-  switch (s) {
-    case attn_mask_shape::l_s: return "l_s";
-    case attn_mask_shape::bh_l_s: return "bh_l_s";
-    case attn_mask_shape::b_h_l_s: return "b_h_l_s";
-    case attn_mask_shape::none: break;
-  }
-  return "none";
-}
 
 std::size_t element_count(const std::vector<int>& shape) {
   std::size_t n = 1;
   for (int e : shape) n *= std::size_t(e);
   return n;
 }
-
-}  // namespace
 
 std::vector<int> module_problem::output_shape() const {
   return desc.batch_major ? std::vector<int>{batch, query_length, desc.embed}
@@ -57,11 +42,11 @@ std::string module_problem::name() const {
   s << (desc.batch_major ? " batch_first" : " sequence_first");
   if (desc.self_attn) s << " self_attention";
   if (desc.is_causal())
-    s << " causal=" << (desc.causal_mode == causal_alignment::top_left ? "top_left" : "bottom_right");
+    s << " causal=" << name_of(desc.causal_mode);
   if (desc.key_padding != mask_kind::none) s << " pad=" << name_of(desc.key_padding);
   if (desc.mask != mask_kind::none) s << " mask=" << name_of(desc.mask) << "/" << name_of(desc.mask_dims);
   if (desc.weights != weights_output::none)
-    s << " weights=" << (desc.weights == weights_output::per_head ? "per_head" : "averaged");
+    s << " weights=" << name_of(desc.weights);
   if (desc.has_dropout()) s << " dropout=" << desc.dropout_p << (training ? " training" : " inference");
   s << " " << name_of(desc.element_type);
   return s.str();

@@ -18,6 +18,9 @@ struct host_tensor {
   std::vector<float> values;
 };
 
+/// Elements of a dense tensor of `shape`.
+std::size_t element_count(const std::vector<int>& shape);
+
 struct module_problem {
   mha_desc desc;
   int batch = 1;

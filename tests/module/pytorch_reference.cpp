@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "attngen/module_text_format.hpp"
+
 #ifndef ATTNGEN_PYTORCH_REFERENCE_SCRIPT
 #error "ATTNGEN_PYTORCH_REFERENCE_SCRIPT must name pytorch_reference.py"
 #endif
@@ -16,43 +18,6 @@ namespace attngen::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-const char* name_of(mask_kind k) {
-  switch (k) {
-    case mask_kind::boolean: return "boolean";
-    case mask_kind::additive: return "additive";
-    case mask_kind::none: break;
-  }
-  return "none";
-}
-
-const char* name_of(attn_mask_shape s) {
-  switch (s) {
-    case attn_mask_shape::l_s: return "l_s";
-    case attn_mask_shape::bh_l_s: return "bh_l_s";
-    case attn_mask_shape::b_h_l_s: return "b_h_l_s";
-    case attn_mask_shape::none: break;
-  }
-  return "none";
-}
-
-const char* name_of(causal_alignment a) {
-  switch (a) {
-    case causal_alignment::top_left: return "top_left";
-    case causal_alignment::bottom_right: return "bottom_right";
-    case causal_alignment::none: break;
-  }
-  return "none";
-}
-
-const char* name_of(weights_output w) {
-  switch (w) {
-    case weights_output::per_head: return "per_head";
-    case weights_output::averaged: return "averaged";
-    case weights_output::none: break;
-  }
-  return "none";
-}
 
 void write_case(const module_problem& p, const fs::path& directory) {
   fs::create_directories(directory);
@@ -82,12 +47,6 @@ std::vector<double> read_doubles(const fs::path& file, std::size_t count, const 
   if (!in || in.gcount() != std::streamsize(count * sizeof(double)))
     throw std::runtime_error("PyTorch wrote no " + file.filename().string() + " for " + problem);
   return values;
-}
-
-std::size_t element_count(const std::vector<int>& shape) {
-  std::size_t n = 1;
-  for (int e : shape) n *= std::size_t(e);
-  return n;
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 /// key_padding_mask (none|boolean|additive), attn_mask (none|boolean|additive),
 /// attn_mask_shape (none|l_s|bh_l_s|b_h_l_s), dtype (f32|f16|bf16). Omitted keys keep their defaults.
 
-#include <charconv>
 #include <string>
 #include <string_view>
 
@@ -41,15 +40,13 @@ inline constexpr std::string_view module_kind_line = "kind = module";
 
 /// True when `text` is a module's text form (its first non-comment line is `kind = module`).
 inline bool is_module_text(std::string_view text) {
-  while (!text.empty()) {
-    const auto end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    line = detail::trim(line);
-    if (!line.empty()) return line == module_kind_line;
-  }
-  return false;
+  bool seen = false, module = false;
+  detail::for_each_setting(text, [&](std::string_view key, std::string_view value) {
+    if (!seen) module = key == "kind" && value == "module";
+    seen = true;
+    return std::string();
+  });
+  return module;
 }
 
 /// The text form of `d`; parse_module_description(to_text(d)) == d.
@@ -114,62 +111,38 @@ struct parsed_module_description {
 inline parsed_module_description parse_module_description(std::string_view text) {
   parsed_module_description result;
   mha_desc& d = result.desc;
-  int line_number = 0;
   bool kind_seen = false;
-  auto fail = [&](const std::string& why) {
-    result.error = "line " + std::to_string(line_number) + ": " + why;
-    return result;
-  };
-  while (!text.empty()) {
-    ++line_number;
-    const auto end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    line = detail::trim(line);
-    if (line.empty()) continue;
-    const auto equals = line.find('=');
-    if (equals == std::string_view::npos) return fail("expected `key = value`, got `" + std::string(line) + "`");
-    const std::string_view key = detail::trim(line.substr(0, equals));
-    const std::string_view value = detail::trim(line.substr(equals + 1));
+  result.error = detail::for_each_setting(text, [&](std::string_view key, std::string_view value) -> std::string {
     if (!kind_seen) {
-      if (key != "kind" || value != "module") return fail("a module description starts with `kind = module`");
-      kind_seen = true;
-      continue;
+      kind_seen = key == "kind" && value == "module";
+      return kind_seen ? std::string() : "a module description starts with `kind = module`";
     }
-    auto parse_int = [&](int& out) {
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-      return ec == std::errc{} && ptr == value.data() + value.size();
-    };
     auto parse_flag = [&](bool& out) {
       out = value == "true";
       return value == "true" || value == "false";
     };
     bool ok = true;
-    if (key == "embed_dim") ok = parse_int(d.embed);
-    else if (key == "heads") ok = parse_int(d.num_heads);
-    else if (key == "kv_heads") ok = parse_int(d.num_kv_heads);
-    else if (key == "kdim") ok = parse_int(d.key_dim);
-    else if (key == "vdim") ok = parse_int(d.value_dim);
+    if (key == "embed_dim") ok = detail::parse_number(value, d.embed);
+    else if (key == "heads") ok = detail::parse_number(value, d.num_heads);
+    else if (key == "kv_heads") ok = detail::parse_number(value, d.num_kv_heads);
+    else if (key == "kdim") ok = detail::parse_number(value, d.key_dim);
+    else if (key == "vdim") ok = detail::parse_number(value, d.value_dim);
     else if (key == "bias") ok = parse_flag(d.projection_bias);
     else if (key == "add_bias_kv") ok = parse_flag(d.bias_kv);
     else if (key == "add_zero_attn") ok = parse_flag(d.zero_attn);
     else if (key == "batch_first") ok = parse_flag(d.batch_major);
     else if (key == "self_attention") ok = parse_flag(d.self_attn);
+    else if (key == "dropout") ok = detail::parse_number(value, d.dropout_p);
     else if (key == "need_weights") ok = detail::parse_spelling(detail::weights_spellings, value, d.weights);
     else if (key == "causal") ok = detail::parse_spelling(detail::causal_spellings, value, d.causal_mode);
     else if (key == "key_padding_mask") ok = detail::parse_spelling(detail::mask_kind_spellings, value, d.key_padding);
     else if (key == "attn_mask") ok = detail::parse_spelling(detail::mask_kind_spellings, value, d.mask);
     else if (key == "attn_mask_shape") ok = detail::parse_spelling(detail::attn_mask_shape_spellings, value, d.mask_dims);
     else if (key == "dtype") ok = detail::parse_spelling(detail::dtype_spellings, value, d.element_type);
-    else if (key == "dropout") {
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), d.dropout_p);
-      ok = ec == std::errc{} && ptr == value.data() + value.size();
-    } else {
-      return fail("unknown key `" + std::string(key) + "`");
-    }
-    if (!ok) return fail("bad value `" + std::string(value) + "` for " + std::string(key));
-  }
+    else return "unknown key `" + std::string(key) + "`";
+    return ok ? std::string() : "bad value `" + std::string(value) + "` for " + std::string(key);
+  });
+  if (!result.error.empty()) return result;
   if (!kind_seen) {
     result.error = "empty description: a module description starts with `kind = module`";
     return result;

@@ -43,32 +43,8 @@ namespace attngen {
   RULE(module_element_type_is_float, d.element_type != dtype::u8,                                        \
        "element type must be f32, f16 or bf16 (u8 is for boolean masks only)")
 
-namespace detail {
-#define ATTNGEN_MODULE_RULE_AS_FUNCTION(id, condition, message) \
-  constexpr bool rule_##id(const mha_desc& d) { return condition; }
-ATTNGEN_MODULE_RULES(ATTNGEN_MODULE_RULE_AS_FUNCTION)
-#undef ATTNGEN_MODULE_RULE_AS_FUNCTION
-}  // namespace detail
-
-/// The message of the first rule `d` breaks, or an empty view when `d` is valid.
-constexpr std::string_view first_problem(const mha_desc& d) {
-#define ATTNGEN_MODULE_RULE_AS_CHECK(id, condition, message) \
-  if (!detail::rule_##id(d)) return message;
-  ATTNGEN_MODULE_RULES(ATTNGEN_MODULE_RULE_AS_CHECK)
-#undef ATTNGEN_MODULE_RULE_AS_CHECK
-  return {};
-}
-
-constexpr bool is_valid(const mha_desc& d) { return first_problem(d).empty(); }
-
-/// Checks `D` at compile time and returns it: each broken rule is a static_assert with its message.
-template <mha_desc D>
-constexpr mha_desc validated() {
-#define ATTNGEN_MODULE_RULE_AS_STATIC_ASSERT(id, condition, message) \
-  static_assert(detail::rule_##id(D), "attngen: " message);
-  ATTNGEN_MODULE_RULES(ATTNGEN_MODULE_RULE_AS_STATIC_ASSERT)
-#undef ATTNGEN_MODULE_RULE_AS_STATIC_ASSERT
-  return D;
-}
+/// first_problem(const mha_desc&), is_valid(const mha_desc&), validated<mha_desc D>() (see
+/// ATTNGEN_VALIDATION_FUNCTIONS in validation.hpp).
+ATTNGEN_VALIDATION_FUNCTIONS(mha_desc, ATTNGEN_MODULE_RULES)
 
 }  // namespace attngen

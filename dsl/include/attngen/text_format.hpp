@@ -69,6 +69,36 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
+/// Calls `setting(key, value)` for each `key = value` line of `text` (`#` comments and blank lines
+/// skipped). `setting` returns an empty string, or why the line is wrong. Returns the first problem
+/// as "line N: ...", or an empty string.
+template <typename Setting>
+std::string for_each_setting(std::string_view text, Setting&& setting) {
+  int line_number = 0;
+  auto at_line = [&](const std::string& why) { return "line " + std::to_string(line_number) + ": " + why; };
+  while (!text.empty()) {
+    ++line_number;
+    const auto end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    const auto equals = line.find('=');
+    if (equals == std::string_view::npos) return at_line("expected `key = value`, got `" + std::string(line) + "`");
+    if (std::string why = setting(trim(line.substr(0, equals)), trim(line.substr(equals + 1))); !why.empty())
+      return at_line(why);
+  }
+  return {};
+}
+
+/// Parses all of `value` as a number.
+template <typename Number>
+bool parse_number(std::string_view value, Number& out) {
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  return ec == std::errc{} && ptr == value.data() + value.size();
+}
+
 }  // namespace detail
 
 /// Spellings shared by the text form, messages and generated code.
@@ -123,33 +153,12 @@ struct parsed_description {
 inline parsed_description parse_description(std::string_view text) {
   parsed_description result;
   attention_desc& d = result.desc;
-  int line_number = 0;
-  auto fail = [&](const std::string& why) {
-    result.error = "line " + std::to_string(line_number) + ": " + why;
-    return result;
-  };
-  while (!text.empty()) {
-    ++line_number;
-    const auto end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    line = detail::trim(line);
-    if (line.empty()) continue;
-    const auto equals = line.find('=');
-    if (equals == std::string_view::npos) return fail("expected `key = value`, got `" + std::string(line) + "`");
-    const std::string_view key = detail::trim(line.substr(0, equals));
-    const std::string_view value = detail::trim(line.substr(equals + 1));
-    const std::string bad_value = "bad value `" + std::string(value) + "` for " + std::string(key);
-    auto parse_int = [&](int& out) {
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-      return ec == std::errc{} && ptr == value.data() + value.size();
-    };
+  result.error = detail::for_each_setting(text, [&](std::string_view key, std::string_view value) -> std::string {
     bool ok = true;
-    if (key == "heads") ok = parse_int(d.num_heads);
-    else if (key == "kv_heads") ok = parse_int(d.num_kv_heads);
-    else if (key == "head_dim") ok = parse_int(d.qk_head_dim);
-    else if (key == "v_head_dim") ok = parse_int(d.v_dim);
+    if (key == "heads") ok = detail::parse_number(value, d.num_heads);
+    else if (key == "kv_heads") ok = detail::parse_number(value, d.num_kv_heads);
+    else if (key == "head_dim") ok = detail::parse_number(value, d.qk_head_dim);
+    else if (key == "v_head_dim") ok = detail::parse_number(value, d.v_dim);
     else if (key == "causal") ok = detail::parse_spelling(detail::causal_spellings, value, d.causal_mode);
     else if (key == "additive_mask") ok = detail::parse_spelling(detail::mask_spellings, value, d.additive_mask_shape);
     else if (key == "key_padding") ok = detail::parse_spelling(detail::padding_spellings, value, d.key_padding);
@@ -158,18 +167,14 @@ inline parsed_description parse_description(std::string_view text) {
       ok = value == "true" || value == "false";
       d.lse_output = value == "true";
     } else if (key == "scale") {
-      if (value == "default") {
-        d.has_scale = false;
-      } else {
-        const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), d.scale_value);
-        ok = ec == std::errc{} && ptr == value.data() + value.size();
-        d.has_scale = true;
-      }
+      d.has_scale = value != "default";
+      ok = !d.has_scale || detail::parse_number(value, d.scale_value);
     } else {
-      return fail("unknown key `" + std::string(key) + "`");
+      return "unknown key `" + std::string(key) + "`";
     }
-    if (!ok) return fail(bad_value);
-  }
+    return ok ? std::string() : "bad value `" + std::string(value) + "` for " + std::string(key);
+  });
+  if (!result.error.empty()) return result;
   if (const auto problem = first_problem(d); !problem.empty()) result.error = std::string(problem);
   return result;
 }

@@ -43,32 +43,32 @@ inline constexpr int max_head_dim = 512;
   RULE(element_type_is_float, d.element_type != dtype::u8,                                               \
        "element type must be f32, f16 or bf16 (u8 is for boolean masks only)")
 
-namespace detail {
+// Defines, for the description type TYPE and its rule list RULES: detail::rule_<id>(d) per rule;
+// first_problem(d), the message of the first rule `d` breaks or an empty view when it is valid;
+// is_valid(d); and validated<D>(), which checks `D` at compile time (each broken rule a static_assert
+// with its message) and returns it. Shared by every kind of description.
 #define ATTNGEN_RULE_AS_FUNCTION(id, condition, message) \
-  constexpr bool rule_##id(const attention_desc& d) { return condition; }
-ATTNGEN_DESCRIPTION_RULES(ATTNGEN_RULE_AS_FUNCTION)
-#undef ATTNGEN_RULE_AS_FUNCTION
-}  // namespace detail
-
-/// The message of the first rule `d` breaks, or an empty view when `d` is valid.
-constexpr std::string_view first_problem(const attention_desc& d) {
+  constexpr bool rule_##id(const auto& d) { return condition; }
 #define ATTNGEN_RULE_AS_CHECK(id, condition, message) \
   if (!detail::rule_##id(d)) return message;
-  ATTNGEN_DESCRIPTION_RULES(ATTNGEN_RULE_AS_CHECK)
-#undef ATTNGEN_RULE_AS_CHECK
-  return {};
-}
-
-constexpr bool is_valid(const attention_desc& d) { return first_problem(d).empty(); }
-
-/// Checks `D` at compile time and returns it: each broken rule is a static_assert with its message.
-template <attention_desc D>
-constexpr attention_desc validated() {
 #define ATTNGEN_RULE_AS_STATIC_ASSERT(id, condition, message) \
   static_assert(detail::rule_##id(D), "attngen: " message);
-  ATTNGEN_DESCRIPTION_RULES(ATTNGEN_RULE_AS_STATIC_ASSERT)
-#undef ATTNGEN_RULE_AS_STATIC_ASSERT
-  return D;
-}
+#define ATTNGEN_VALIDATION_FUNCTIONS(TYPE, RULES)                                  \
+  namespace detail {                                                               \
+  RULES(ATTNGEN_RULE_AS_FUNCTION)                                                  \
+  }                                                                                \
+  constexpr std::string_view first_problem(const TYPE& d) {                       \
+    RULES(ATTNGEN_RULE_AS_CHECK)                                                   \
+    return {};                                                                     \
+  }                                                                                \
+  constexpr bool is_valid(const TYPE& d) { return first_problem(d).empty(); }     \
+  template <TYPE D>                                                                \
+  constexpr TYPE validated() {                                                     \
+    RULES(ATTNGEN_RULE_AS_STATIC_ASSERT)                                           \
+    return D;                                                                      \
+  }
+
+/// first_problem(const attention_desc&), is_valid(const attention_desc&), validated<attention_desc D>().
+ATTNGEN_VALIDATION_FUNCTIONS(attention_desc, ATTNGEN_DESCRIPTION_RULES)
 
 }  // namespace attngen
