@@ -119,9 +119,11 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
 }  // namespace
 
 Expr score_at(const attention_algorithm& a, Expr scaled_dot, Expr key, Expr query, Expr head, Expr batch) {
-  Expr masked = structurally_masked(a, key, query, key, query, head, batch);
+  const Expr key_clamped = clamp(key, 0, a.sources.key_length - 1);
+  const Expr query_clamped = clamp(query, 0, a.sources.query_length - 1);
+  Expr masked = structurally_masked(a, key, query, key_clamped, query_clamped, head, batch);
   if (a.sources.additive.defined()) {
-    const Expr bias = a.sources.additive(key, query, head, batch);
+    const Expr bias = a.sources.additive(key_clamped, query_clamped, head, batch);
     scaled_dot += bias;
     masked = masked || bias <= mask_out_threshold;
   }

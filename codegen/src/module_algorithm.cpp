@@ -264,14 +264,25 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
                    : clamp(select(column < m.input_key_length, column + extra, column - m.input_key_length), 0,
                            m.key_length - 1);
     // Each row's softmax over its S' scores; masked scores weigh exactly 0 (a fully masked row is 0).
-    m.weights_row_reduction = RDom(0, m.key_length, "weights_rj");
+    // Lane-parallel partial maxima and sums over whole vectors of keys (keys past S' score as masked),
+    // then across the lanes.
+    const int lanes = tiles.lanes;
+    m.weights_row_reduction = RDom(0, (m.key_length + lanes - 1) / lanes, "weights_rj");
+    m.weights_lane_reduction = RDom(0, lanes, "weights_rl");
+    const Var lane = m.lane;
+    const Expr score_j = m.scores(m.weights_row_reduction * lanes + lane, i, h, b);
+    m.row_max_lanes = Func("row_max_lanes");
+    m.row_max_lanes(lane, i, h, b) = masked_score_limit;
+    m.row_max_lanes(lane, i, h, b) = max(m.row_max_lanes(lane, i, h, b), score_j);
     m.row_max = Func("row_max");
     m.row_max(i, h, b) = masked_score_limit;
-    m.row_max(i, h, b) = max(m.row_max(i, h, b), m.scores(m.weights_row_reduction, i, h, b));
-    const Expr score_j = m.scores(m.weights_row_reduction, i, h, b);
+    m.row_max(i, h, b) = max(m.row_max(i, h, b), m.row_max_lanes(m.weights_lane_reduction, i, h, b));
+    m.row_sum_lanes = Func("row_sum_lanes");
+    m.row_sum_lanes(lane, i, h, b) = 0.0f;
+    m.row_sum_lanes(lane, i, h, b) += select(score_j <= masked_score_limit, 0.0f, exp(score_j - m.row_max(i, h, b)));
     m.row_sum = Func("row_sum");
     m.row_sum(i, h, b) = 0.0f;
-    m.row_sum(i, h, b) += select(score_j <= masked_score_limit, 0.0f, exp(score_j - m.row_max(i, h, b)));
+    m.row_sum(i, h, b) += m.row_sum_lanes(m.weights_lane_reduction, i, h, b);
     const Expr score = m.scores(kernel_key, i, h, b);
     Expr weight = select(score <= masked_score_limit, 0.0f, exp(score - m.row_max(i, h, b)) / m.row_sum(i, h, b));
     if (src.value_weight_factor.defined()) weight *= src.value_weight_factor(kernel_key, i, h, b);

@@ -61,6 +61,10 @@ void schedule_module_cpu(module_algorithm& m, const Target& target) {
   m.weights.parallel(m.weights.args().back()).vectorize(m.column, lanes, TailStrategy::GuardWithIf);
   m.score_dot.compute_at(m.weights, m.i).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
   m.scores.compute_at(m.weights, m.i).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
+  for (Func f : {m.row_max_lanes, m.row_sum_lanes}) {
+    f.compute_at(m.weights, m.i).vectorize(m.lane);
+    f.update().vectorize(m.lane);
+  }
   m.row_max.compute_at(m.weights, m.i);
   m.row_sum.compute_at(m.weights, m.i);
   m.score_dot.update().reorder(m.j, m.score_reduction).vectorize(m.j, lanes, TailStrategy::GuardWithIf);

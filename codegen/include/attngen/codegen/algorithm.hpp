@@ -143,7 +143,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
 
 /// The masked score of (key, query, head, batch) as the key blocks compute it, from its scaled q.k:
 /// plus the additive mask, or a value <= masked_score_limit where the key is masked. For results
-/// computed outside the blocks (the module's attention weights). Indices must be in range.
+/// computed outside the blocks (the module's attention weights). Keys past the end score as masked.
 Halide::Expr score_at(const attention_algorithm& a, Halide::Expr scaled_dot, Halide::Expr key, Halide::Expr query,
                       Halide::Expr head, Halide::Expr batch);
 inline constexpr float masked_score_limit = -1e38f;

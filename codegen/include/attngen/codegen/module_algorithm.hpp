@@ -45,7 +45,7 @@ struct module_algorithm {
   Halide::Func output;   ///< (B, L, E) or (L, B, E)
   Halide::Func weights;  ///< (B, H, L, S') per head or (B, L, S') averaged; only with need_weights
 
-  Halide::Var c{"c"}, n{"n"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, column{"column"};
+  Halide::Var c{"c"}, n{"n"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, column{"column"}, lane{"lane"};
 
   // Intermediate stages.
   /// Separate projections, or with self_attention one over the packed weights (qkv_projection).
@@ -55,10 +55,11 @@ struct module_algorithm {
   Halide::Func keys_by_feature;  ///< (j, d, g, b): keys with keys innermost, for the weights' q.k
   Halide::Func score_dot;     ///< (j, i, h, b): for the weights output, q.k by kernel key order
   Halide::Func scores;        ///< (j, i, h, b): scaled and masked
+  Halide::Func row_max_lanes, row_sum_lanes;  ///< (lane, i, h, b): lane-parallel partial row maxima and sums
   Halide::Func row_max, row_sum;  ///< (i, h, b): each row's largest score and its softmax denominator
   Halide::Func head_weights;  ///< (column, i, h, b): softmax weights after dropout, PyTorch's key order
   Halide::Func summed_weights;  ///< (column, i, b): head_weights summed over heads; only when averaged
-  Halide::RDom score_reduction, weights_row_reduction, head_reduction;
+  Halide::RDom score_reduction, weights_row_reduction, weights_lane_reduction, head_reduction;
   attention_algorithm attention;
 
   Halide::Expr query_length, input_key_length, key_length;  ///< L, S and S + extra keys
