@@ -17,9 +17,16 @@ void schedule_linear(linear_funcs& f, const module_algorithm& m, int lanes) {
   const int tile_rows = lanes >= 16 ? 8 : 4;
   const int tile_outputs = 2 * lanes;
   Var no("no"), ni("ni"), io("io"), ii("ii"), task("task");
+  // The transpose gathers each vector from `lanes` rows of W; blocks of 16 inputs reuse those cache
+  // lines for 16 vectors before moving on.
+  const Var c = f.weight_transposed.args()[1];
+  Var co("co"), ci("ci"), wo("wo"), wi("wi");
   f.weight_transposed.compute_root()
-      .parallel(f.weight_transposed.args()[1], 16, TailStrategy::GuardWithIf)
-      .vectorize(n, lanes, TailStrategy::RoundUp);
+      .split(c, co, ci, 16, TailStrategy::GuardWithIf)
+      .split(n, wo, wi, lanes, TailStrategy::RoundUp)
+      .reorder(wi, ci, wo, co)
+      .vectorize(wi)
+      .parallel(co);
   f.result.compute_root()
       .split(n, no, ni, tile_outputs, TailStrategy::RoundUp)
       .split(i, io, ii, tile_rows, TailStrategy::RoundUp)
