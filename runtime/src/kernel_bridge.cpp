@@ -92,6 +92,18 @@ void fill_rows(const tensor_view& output, const tensor_view& row) {
     }
 }
 
+// B, L and the keys S' (appended ones included) of a module call whose query and key have rank 3.
+struct module_lengths {
+  std::int64_t batch, queries, keys;
+};
+
+module_lengths lengths_of(const mha_args& args, const mha_desc& desc) {
+  const int sequence_dim = desc.batch_major ? 1 : 0;
+  const tensor_view& key = desc.self_attn ? args.query : args.key;
+  return {args.query.shape[desc.batch_major ? 0 : 1], args.query.shape[sequence_dim],
+          key.shape[sequence_dim] + desc.extra_keys()};
+}
+
 }  // namespace
 
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, generated_entry entry) {
@@ -123,12 +135,9 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 
 status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_module_entry entry) {
   if (status s = validate(desc, args); !s) return s;
-  const int sequence_dim = desc.batch_major ? 1 : 0;
-  const std::int64_t batch = args.query.shape[desc.batch_major ? 0 : 1], queries = args.query.shape[sequence_dim];
-  const tensor_view& key = desc.self_attn ? args.query : args.key;
-  const std::int64_t keys = key.shape[sequence_dim] + desc.extra_keys();
-  if (batch == 0 || queries == 0) return {};
-  if (keys == 0) {
+  const module_lengths lengths = lengths_of(args, desc);
+  if (lengths.batch == 0 || lengths.queries == 0) return {};
+  if (lengths.keys == 0) {
     // No keys: every query is fully masked, its attention 0, its output the output projection's bias.
     fill_rows(args.output, args.weights.out_bias);
     return {};
@@ -162,9 +171,9 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_m
 kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile) {
   const tensor_view& key = desc.self_attn ? args.query : args.key;
   if (args.query.rank != 3 || key.rank != 3) return kernel_variant::general;
-  const int sequence_dim = desc.batch_major ? 1 : 0;
-  return choose_variant(args.query.shape[sequence_dim], key.shape[sequence_dim] + desc.extra_keys(),
-                        desc.num_heads / desc.effective_kv_heads(), desc.is_causal(), short_queries_per_tile);
+  const module_lengths lengths = lengths_of(args, desc);
+  return choose_variant(lengths.queries, lengths.keys, desc.num_heads / desc.effective_kv_heads(), desc.is_causal(),
+                        short_queries_per_tile);
 }
 
 kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile) {

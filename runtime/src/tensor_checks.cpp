@@ -8,7 +8,6 @@ namespace attngen::detail {
 
 namespace {
 
-
 std::string describe(const expected_dim& dim) {
   const std::string extent = std::to_string(dim.extent);
   return dim.is_count ? extent + " " + dim.label : std::string(dim.label) + " " + extent;
@@ -28,12 +27,9 @@ struct byte_range {
 
 byte_range bytes_of(const tensor_view& t) {
   byte_range r;
-  if (t.data == nullptr) return r;
+  if (t.data == nullptr || has_no_elements(t)) return r;
   std::int64_t last_offset = 0;
-  for (int d = 0; d < t.rank; ++d) {
-    if (t.shape[d] == 0) return r;
-    last_offset += (t.shape[d] - 1) * t.strides[d];
-  }
+  for (int d = 0; d < t.rank; ++d) last_offset += (t.shape[d] - 1) * t.strides[d];
   r.first = reinterpret_cast<std::uintptr_t>(t.data);
   r.last = r.first + std::uintptr_t(last_offset + 1) * size_of(t.type) - 1;
   r.empty = false;
@@ -46,16 +42,20 @@ status fail(error_code code, const char* name, const std::string& what) {
   return status(code, std::string(name) + ": " + what);
 }
 
-status check_presence(const char* name, const tensor_view& t, bool required, const char* feature) {
-  if (!required && !t.empty())
-    return fail(error_code::unexpected_tensor, name,
-                std::string("this kernel's description has no ") + feature + ", but a tensor was given");
+bool has_no_elements(const tensor_view& t) {
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] == 0) return true;
+  return false;
+}
+
+status check_presence(const tensor_presence& p) {
+  if (!p.required && !p.view.empty())
+    return fail(error_code::unexpected_tensor, p.name,
+                std::string("this kernel's description has no ") + p.feature + ", but a tensor was given");
   // A tensor with no elements is never read or written, so it may have no data (as PyTorch's empty
   // tensors may not).
-  bool has_elements = true;
-  for (int d = 0; d < t.rank; ++d) has_elements = has_elements && t.shape[d] != 0;
-  if (required && t.data == nullptr && has_elements)
-    return fail(error_code::null_pointer, name, "data pointer is null");
+  if (p.required && p.view.data == nullptr && !has_no_elements(p.view))
+    return fail(error_code::null_pointer, p.name, "data pointer is null");
   return {};
 }
 
@@ -80,8 +80,7 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
     }
   }
   // A tensor with no elements is never accessed: its strides do not matter.
-  for (int d = 0; d < t.rank; ++d)
-    if (t.shape[d] == 0) return {};
+  if (has_no_elements(t)) return {};
   if (t.rank > 0 && t.strides[t.rank - 1] != 1 && t.shape[t.rank - 1] > 1)
     return fail(error_code::wrong_stride, name,
                 "innermost dimension must be contiguous (stride 1), got stride " +
@@ -105,6 +104,5 @@ bool overlap(const tensor_view& a, const tensor_view& b) {
   const byte_range x = bytes_of(a), y = bytes_of(b);
   return !x.empty && !y.empty && x.first <= y.last && y.first <= x.last;
 }
-
 
 }  // namespace attngen::detail

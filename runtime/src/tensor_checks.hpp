@@ -23,8 +23,20 @@ struct expected_dim {
 
 status fail(error_code code, const char* name, const std::string& what);
 
+// One argument of a call: its name in messages, whether the description takes it, and the feature
+// that would take it (named when a tensor is given that the description does not take).
+struct tensor_presence {
+  const char* name;
+  const tensor_view& view;
+  bool required;
+  const char* feature;
+};
+
 // Presence: a tensor the description takes must be given; one it does not take must not be.
-status check_presence(const char* name, const tensor_view& t, bool required, const char* feature);
+status check_presence(const tensor_presence& p);
+
+// True when some extent of `t` is 0: nothing is read or written through it.
+bool has_no_elements(const tensor_view& t);
 
 // Element type, rank, extents, strides and 32-bit reach of `t`; `dims_text` names the dimensions.
 status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,

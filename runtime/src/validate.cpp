@@ -15,13 +15,7 @@ status validate(const attention_desc& desc, const attention_args& args) {
                      Dv = desc.effective_v_head_dim();
   const dtype element = desc.element_type;
 
-  struct presence {
-    const char* name;
-    const tensor_view& view;
-    bool required;
-    const char* feature;
-  };
-  const presence all[] = {{"q", args.q, true, ""},
+  const tensor_presence all[] = {{"q", args.q, true, ""},
                           {"k", args.k, true, ""},
                           {"v", args.v, true, ""},
                           {"mask", args.mask, desc.has_additive_mask(), "additive mask"},
@@ -29,7 +23,7 @@ status validate(const attention_desc& desc, const attention_args& args) {
                           {"output", args.output, true, ""},
                           {"lse", args.lse, desc.lse_output, "log-sum-exp output"}};
   for (const auto& p : all)
-    if (status s = check_presence(p.name, p.view, p.required, p.feature); !s) return s;
+    if (status s = check_presence(p); !s) return s;
 
   // q defines B and Lq (its own extents are checked against themselves); k defines Lk.
   const std::int64_t B = args.q.rank == 4 ? args.q.shape[0] : 0;
@@ -81,8 +75,8 @@ status validate(const attention_desc& desc, const attention_args& args) {
       return s;
 
   // Kernels read inputs while writing outputs: in-place calls would read what they already wrote.
-  const presence inputs[] = {all[0], all[1], all[2], all[3], all[4]};
-  for (const presence* out : {&all[5], &all[6]})
+  const tensor_presence inputs[] = {all[0], all[1], all[2], all[3], all[4]};
+  for (const tensor_presence* out : {&all[5], &all[6]})
     for (const auto& in : inputs)
       if (overlap(out->view, in.view))
         return fail(error_code::wrong_shape, out->name,

@@ -26,13 +26,7 @@ status validate(const mha_desc& desc, const mha_args& args) {
   const mha_weights& w = args.weights;
   const dtype element = desc.element_type;
 
-  struct presence {
-    const char* name;
-    const tensor_view& view;
-    bool required;
-    const char* feature;
-  };
-  const presence all[] = {
+  const tensor_presence all[] = {
       {"query", args.query, true, ""},
       {"key", args.key, !desc.self_attn, ""},
       {"value", args.value, !desc.self_attn, ""},
@@ -60,7 +54,7 @@ status validate(const mha_desc& desc, const mha_args& args) {
                     "this kernel is self-attention (it reads the query); pass no tensor or the query's own view");
       continue;
     }
-    if (status s = check_presence(p.name, p.view, p.required, p.feature); !s) return s;
+    if (status s = check_presence(p); !s) return s;
   }
 
   // query defines B and L; key defines S.
