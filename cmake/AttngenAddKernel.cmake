@@ -12,7 +12,9 @@ library target that apps link.
     VARIABLE <expression>         # the constexpr description in that header, e.g. my::llama_prefill:
                                   # an operator (attngen::attention()) or a module
                                   # (attngen::multihead_attention())
-    TARGETS <target>...           # Halide targets, most capable first; several = run-time dispatch
+    TARGETS <target>...           # Halide CPU targets, most capable first; several = run-time dispatch
+    [GPU_TARGETS <target>...]     # Halide GPU targets, at most one CUDA and one OpenCL, e.g.
+                                  # x86-64-linux-cuda-cuda_capability_80 x86-64-linux-opencl
     [NAMESPACE <ns>]              # C++ namespace of the generated wrapper struct
     [OUTPUT_DIRECTORY <dir>])     # default: ${CMAKE_CURRENT_BINARY_DIR}/attngen/<name>
 
@@ -25,6 +27,10 @@ header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const at
 2. The ``attngen`` generator compiles the text form for each target into one library per kernel
    variant, ``<name>_halide_<variant>.a`` (shape-specific tilings the wrapper picks from per call).
 3. The typed wrapper ``<name>.cpp`` is compiled into ``<name>``.
+
+Calls with tensors on a GPU run that GPU's code (see ``attngen/runtime/gpu.hpp``): the CUDA target's
+PTX (``cuda_capability_80`` PTX runs on every later GPU, Hopper included), the OpenCL target's kernels
+compiled by the driver at the first call. Operators only: module kernels take CPU targets.
 
 Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack), e.g.
 ``x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c x86-64-linux``.
@@ -42,7 +48,7 @@ Example:
 set(_attngen_cmake_dir ${CMAKE_CURRENT_LIST_DIR})
 
 function(attngen_add_kernel name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "DESCRIPTION;VARIABLE;NAMESPACE;OUTPUT_DIRECTORY" "TARGETS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "DESCRIPTION;VARIABLE;NAMESPACE;OUTPUT_DIRECTORY" "TARGETS;GPU_TARGETS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "attngen_add_kernel(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -76,7 +82,7 @@ function(attngen_add_kernel name)
 
   # 2. Generate.
   set(target_arguments)
-  foreach(target IN LISTS ARG_TARGETS)
+  foreach(target IN LISTS ARG_TARGETS ARG_GPU_TARGETS)
     list(APPEND target_arguments --target ${target})
   endforeach()
   set(namespace_arguments)
@@ -88,13 +94,23 @@ function(attngen_add_kernel name)
   foreach(variant general short_keys single_query short_queries)
     list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_${variant}.a)
   endforeach()
+  # One library per GPU API.
+  foreach(target IN LISTS ARG_GPU_TARGETS)
+    if(target MATCHES "(^|-)cuda(-|$)")
+      list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_cuda.a)
+    elseif(target MATCHES "(^|-)opencl(-|$)")
+      list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_opencl.a)
+    else()
+      message(FATAL_ERROR "attngen_add_kernel(${name}): GPU target ${target} names neither cuda nor opencl")
+    endif()
+  endforeach()
   set(generated ${variant_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
   add_custom_command(
     OUTPUT ${generated}
     COMMAND attngen::generator generate --description ${description_text} --name ${name}
             ${target_arguments} --output-dir ${ARG_OUTPUT_DIRECTORY} ${namespace_arguments}
     DEPENDS ${description_text} attngen::generator
-    COMMENT "attngen: generating ${name} for ${ARG_TARGETS}"
+    COMMENT "attngen: generating ${name} for ${ARG_TARGETS} ${ARG_GPU_TARGETS}"
     VERBATIM)
 
   # 3. The library apps link.

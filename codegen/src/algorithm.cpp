@@ -18,6 +18,16 @@ constexpr float score_floor = -1e38f;
 // Additive mask values at or below this mask the key out: -inf, and "finfo.min" style sentinels.
 constexpr float mask_out_threshold = -1e38f;
 
+// bf16 is the upper half of a float32: widening shifts its bits up; narrowing rounds to nearest even
+// (a NaN keeps a quiet NaN's bits, which rounding could carry into infinity).
+Expr float_of_bfloat16_bits(Expr bits) { return reinterpret(Float(32), cast<uint32_t>(bits) << 16); }
+Expr bfloat16_bits_of(Expr value) {
+  const Expr bits = reinterpret(UInt(32), value);
+  const Expr rounded = (bits + (0x7fff + ((bits >> 16) & 1))) >> 16;
+  const Expr is_nan_bits = (bits & 0x7fffffff) > 0x7f800000;
+  return cast<uint16_t>(select(is_nan_bits, (bits >> 16) | 0x40, rounded));
+}
+
 Expr negative_infinity() { return reinterpret(Float(32), Internal::make_const(UInt(32), 0xff800000u)); }
 
 int mask_rank(mask_shape shape) {
@@ -112,7 +122,7 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
     pv_weight *= a.sources.value_weight_factor(pv_key, at.query_clamped, at.head, b);
   f.block_pv = Func(prefix + "block_pv");
   f.block_pv(e, ii, kb, it, g, b) = 0.0f;
-  f.block_pv(e, ii, kb, it, g, b) += pv_weight * cast<float>(a.sources.v(e, g, pv_key, b));
+  f.block_pv(e, ii, kb, it, g, b) += pv_weight * a.value_block(a.pv_reduction, e, kb, g, b);
   return f;
 }
 
@@ -153,21 +163,24 @@ std::vector<Func> attention_algorithm::outputs() const {
   return funcs;
 }
 
-attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles) {
-  const Type element = halide_type_of(desc.element_type);
+attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, bool bfloat16_as_bits) {
+  const bool as_bits = bfloat16_as_bits && desc.element_type == dtype::bf16;
+  const Type element = as_bits ? UInt(16) : halide_type_of(desc.element_type);
   const ImageParam q(element, 4, "q"), k(element, 4, "k"), v(element, 4, "v");
   ImageParam mask, key_padding;
   Var d("d"), j("j"), i("i"), h("h"), b("b");
   attention_sources src;
-  src.q(d, h, i, b) = q(d, h, i, b);
-  src.k(d, h, j, b) = k(d, h, j, b);
-  src.v(d, h, j, b) = v(d, h, j, b);
+  src.bfloat16_as_bits = as_bits;
+  src.q(d, h, i, b) = as_bits ? float_of_bfloat16_bits(q(d, h, i, b)) : q(d, h, i, b);
+  src.k(d, h, j, b) = as_bits ? float_of_bfloat16_bits(k(d, h, j, b)) : k(d, h, j, b);
+  src.v(d, h, j, b) = as_bits ? float_of_bfloat16_bits(v(d, h, j, b)) : v(d, h, j, b);
   src.query_length = q.dim(2).extent();
   src.key_length = k.dim(2).extent();
   src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? src.key_length - src.query_length : Expr(0);
   if (desc.has_additive_mask()) {
     mask = ImageParam(element, mask_rank(desc.additive_mask_shape), "mask");
-    src.additive(j, i, h, b) = cast<float>(additive_mask_at(mask, desc.additive_mask_shape, j, i, h, b));
+    const Expr value = additive_mask_at(mask, desc.additive_mask_shape, j, i, h, b);
+    src.additive(j, i, h, b) = as_bits ? float_of_bfloat16_bits(value) : cast<float>(value);
   }
   if (desc.has_key_padding_mask()) {
     key_padding = ImageParam(UInt(8), 2, "key_padding");
@@ -214,6 +227,9 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
 
   a.key_block = Func("key_block");
   a.key_block(j, d, kb, g, b) = cast<float>(a.sources.k(d, g, key_clamped, b));
+
+  a.value_block = Func("value_block");
+  a.value_block(j, e, kb, g, b) = cast<float>(a.sources.v(e, g, key_clamped, b));
 
   a.qk_reduction = RDom(0, head_dim, "rd");
   a.lane_reduction = RDom(0, block_keys / tiles.lanes, "rg");
@@ -306,7 +322,9 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // Output (d, h, i, b) order: query i of head h is row (i % tile_queries) * group + h % group.
   const Expr row_of = (i % tile_queries) * group + h % group;
   a.output = Func("output");
-  a.output(e, h, i, b) = cast(element, a.normalized(e, row_of, i / tile_queries, h / group, b));
+  const Expr normalized_output = a.normalized(e, row_of, i / tile_queries, h / group, b);
+  a.output(e, h, i, b) =
+      a.sources.bfloat16_as_bits ? bfloat16_bits_of(normalized_output) : cast(element, normalized_output);
 
   if (desc.lse_output) {
     const Expr row_sum = a.merged(0, row_of, i / tile_queries, h / group, b)[0];

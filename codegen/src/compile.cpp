@@ -7,6 +7,7 @@
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
+#include "attngen/codegen/schedule_gpu.hpp"
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/wrapper.hpp"
 #include "attngen/module_validation.hpp"
@@ -34,13 +35,30 @@ void compile_kernel(const kernel_request& request) {
   if (!problem.empty()) throw std::runtime_error("invalid description: " + std::string(problem));
   if (request.targets.empty()) throw std::runtime_error("no target given");
 
-  std::vector<Halide::Target> targets;
-  std::vector<std::string> target_names;
+  std::vector<Halide::Target> targets, gpu_targets;
+  std::vector<std::string> target_names, gpu_target_names, gpu_apis;
   for (const auto& t : request.targets) {
-    targets.push_back(kernel_target(t));
-    target_names.push_back(t.to_string());
+    if (is_gpu_target(t)) {
+      const std::string api = gpu_api_name(t);
+      for (const auto& seen : gpu_apis)
+        if (seen == api) throw std::runtime_error("two " + api + " targets given; a kernel takes one per GPU API");
+      if (api == "opencl" && std::holds_alternative<attention_desc>(request.desc) &&
+          std::get<attention_desc>(request.desc).element_type == dtype::f16 && !t.has_feature(Halide::Target::CLHalf))
+        throw std::runtime_error("f16 kernels for OpenCL need devices with cl_khr_fp16: add the cl_half feature, e.g. " +
+                                 t.to_string() + "-cl_half");
+      gpu_apis.push_back(api);
+      gpu_targets.push_back(kernel_target(t));
+      gpu_target_names.push_back(t.to_string());
+    } else {
+      targets.push_back(kernel_target(t));
+      target_names.push_back(t.to_string());
+    }
   }
+  if (targets.empty())
+    throw std::runtime_error("no CPU target given: every kernel needs one, for calls with tensors on the host");
   const auto* module = std::get_if<mha_desc>(&request.desc);
+  if (module && !gpu_targets.empty())
+    throw std::runtime_error("GPU targets are for operator descriptions; module kernels are generated for CPUs only");
   const attention_desc op = module ? module->attention_operator() : std::get<attention_desc>(request.desc);
   // One static library per variant; each target gets its own schedule (vector widths differ), so
   // modules are built per target.
@@ -65,19 +83,33 @@ void compile_kernel(const kernel_request& request) {
                                 targets, {}, module_for);
   }
 
+  // One library per GPU API, holding one kernel for every shape.
+  for (std::size_t n = 0; n < gpu_targets.size(); ++n) {
+    const std::string function = halide_gpu_function_name(request.name, gpu_apis[n]);
+    attention_algorithm a = define_attention(op, gpu_blocking(op), /*bfloat16_as_bits=*/true);
+    schedule_gpu(a);
+    Halide::Pipeline(a.outputs())
+        .compile_to_static_library(request.output_directory + "/" + function, a.arguments(), function, gpu_targets[n]);
+  }
+
   // The variant rule needs the short_queries tiling's queries per tile, taken from the most capable
   // target (the others' lanes divide its lanes, so their tiles hold as many or fewer queries).
   const int short_queries_per_tile =
       cpu_variant_blocking(op, targets.front(), kernel_variant::short_queries).queries_per_tile;
   const wrapper_sources wrapper =
       module ? emit_module_wrapper(request.name, request.cpp_namespace, *module, short_queries_per_tile, target_names)
-             : emit_wrapper(request.name, request.cpp_namespace, op, short_queries_per_tile, target_names);
+             : emit_wrapper(request.name, request.cpp_namespace, op, short_queries_per_tile, target_names, gpu_apis,
+                            gpu_target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
 }
 
 std::string halide_function_name(const std::string& kernel_name, kernel_variant variant) {
   return kernel_name + "_halide_" + name_of(variant);
+}
+
+std::string halide_gpu_function_name(const std::string& kernel_name, const std::string& api) {
+  return kernel_name + "_halide_" + api;
 }
 
 void compile_runtime(const Halide::Target& target, const std::string& library_path) {

@@ -37,6 +37,11 @@ struct wrapper_kind {
   std::string args_type, entry_type, run_function;
   std::string entry_parameters;   ///< of each variant's call_ function, after user_context and buffers
   std::string call_arguments;     ///< the Halide function's arguments after user_context
+  /// Operators: the run function takes attngen::detail::attention_entries, with these GPU APIs'
+  /// functions ("cuda", "opencl"); modules take the CPU variant's entry alone.
+  bool takes_entries = false;
+  std::vector<std::string> gpu_apis;
+  std::string gpu_targets;        ///< space-separated, recorded in the header
 };
 
 wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const std::string& cpp_namespace,
@@ -60,6 +65,8 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << quoted_lines(kind.description_text, "      ") << "      ;\n"
     << "  /// Halide targets compiled in, most capable first; the first the CPU supports runs.\n"
     << "  static constexpr const char* targets = \"" << targets << "\";\n"
+    << "  /// GPU targets compiled in (calls with tensors on that device run there); empty for CPU only.\n"
+    << "  static constexpr const char* gpu_targets = \"" << kind.gpu_targets << "\";\n"
     << "  static constexpr const char* attngen_version = \"" << ATTNGEN_VERSION << "\";\n\n"
     << "  /// Validates `args` against the description, then runs the kernel. On error nothing is written.\n"
     << "  static attngen::status run(const " << kind.args_type << "& args);\n};\n"
@@ -70,10 +77,13 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << "#include \"" << name << ".hpp\"\n\n";
   for (int v = 0; v < kernel_variant_count; ++v)
     c << "#include \"" << halide_function_name(name, kernel_variant(v)) << ".h\"\n";
+  for (const auto& api : kind.gpu_apis) c << "#include \"" << halide_gpu_function_name(name, api) << ".h\"\n";
   c << "#include \"attngen/runtime/kernel_bridge.hpp\"\n#include \"attngen/runtime/variants.hpp\"\n\n"
     << open_ns << "namespace {\n\n";
-  for (int v = 0; v < kernel_variant_count; ++v) {
-    const std::string function = halide_function_name(name, kernel_variant(v));
+  std::vector<std::string> functions;
+  for (int v = 0; v < kernel_variant_count; ++v) functions.push_back(halide_function_name(name, kernel_variant(v)));
+  for (const auto& api : kind.gpu_apis) functions.push_back(halide_gpu_function_name(name, api));
+  for (const std::string& function : functions) {
     c << "int call_" << function << "(void* user_context, halide_buffer_t* const* buffers" << kind.entry_parameters
       << ") {\n"
       << "  return " << function << "(user_context" << kind.call_arguments << ");\n}\n\n";
@@ -85,9 +95,20 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   for (int v = 0; v < kernel_variant_count; ++v)
     c << (v ? ", " : "") << "&call_" << halide_function_name(name, kernel_variant(v));
   c << "};\n"
-    << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n"
-    << "  return " << kind.run_function << "(description, args, variants[int(variant)]);\n}\n"
-    << close_ns;
+    << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
+  if (kind.takes_entries) {
+    auto gpu_entry = [&](const char* api) {
+      for (const auto& a : kind.gpu_apis)
+        if (a == api) return "&call_" + halide_gpu_function_name(name, a);
+      return std::string("nullptr");
+    };
+    c << "  const attngen::detail::attention_entries entries{variants[int(variant)], " << gpu_entry("cuda") << ", "
+      << gpu_entry("opencl") << "};\n"
+      << "  return " << kind.run_function << "(description, args, entries);\n}\n";
+  } else {
+    c << "  return " << kind.run_function << "(description, args, variants[int(variant)]);\n}\n";
+  }
+  c << close_ns;
   return {h.str(), c.str()};
 }
 
@@ -101,7 +122,8 @@ std::string buffer_arguments(int first, int count) {
 }  // namespace
 
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int short_queries_per_tile, const std::vector<std::string>& target_names) {
+                             int short_queries_per_tile, const std::vector<std::string>& target_names,
+                             const std::vector<std::string>& gpu_apis, const std::vector<std::string>& gpu_target_names) {
   std::ostringstream contract;
   contract << "q (B, Lq, " << desc.num_heads << ", " << desc.qk_head_dim << "), k (B, Lk, " << desc.effective_kv_heads()
            << ", " << desc.qk_head_dim << "), v (B, Lk, " << desc.effective_kv_heads() << ", "
@@ -111,6 +133,8 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
            << (desc.has_key_padding_mask() ? ", key_padding (B, Lk) bytes" : "")
            << (desc.lse_output ? ", lse (B, H, Lq) float32" : "") << "; see attngen/runtime/attention_call.hpp.";
   const int buffers = 4 + int(desc.has_additive_mask()) + int(desc.has_key_padding_mask()) + int(desc.lse_output);
+  std::string gpu_targets;
+  for (const auto& t : gpu_target_names) gpu_targets += (gpu_targets.empty() ? "" : " ") + t;
   const wrapper_kind kind{"Fused attention kernel",
                           "attngen/validation.hpp",
                           "attngen::attention_desc",
@@ -121,7 +145,10 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
                           "attngen::detail::generated_entry",
                           "attngen::detail::run_attention_kernel",
                           "",
-                          buffer_arguments(0, buffers)};
+                          buffer_arguments(0, buffers),
+                          true,
+                          gpu_apis,
+                          gpu_targets};
   return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
 }
 

@@ -3,8 +3,14 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "HalideRuntimeCuda.h"
+#include "HalideRuntimeOpenCL.h"
+#include "tensor_checks.hpp"
 
 namespace attngen::detail {
 
@@ -14,13 +20,16 @@ namespace {
 // without any global state.
 struct call_context {
   std::string error;
+  void* cuda_context = nullptr;  // the app's CUcontext, or null for Halide's own
+  void* cuda_stream = nullptr;   // the app's CUstream, or null for the default stream
 };
 
-halide_type_t halide_type_for(dtype t) {
+// GPU code takes bf16 as its bits (Halide 14's GPU backends cannot compile bfloat16 values).
+halide_type_t halide_type_for(dtype t, bool bfloat16_as_bits = false) {
   switch (t) {
     case dtype::f32: return halide_type_t(halide_type_float, 32);
     case dtype::f16: return halide_type_t(halide_type_float, 16);
-    case dtype::bf16: return halide_type_t(halide_type_bfloat, 16);
+    case dtype::bf16: return bfloat16_as_bits ? halide_type_t(halide_type_uint, 16) : halide_type_t(halide_type_bfloat, 16);
     case dtype::u8: return halide_type_t(halide_type_uint, 8);
   }
   return halide_type_t();
@@ -31,9 +40,9 @@ struct halide_view {
   halide_buffer_t buffer = {};
   halide_dimension_t dims[tensor_view::max_rank] = {};
 
-  explicit halide_view(const tensor_view& t) {
+  explicit halide_view(const tensor_view& t, bool bfloat16_as_bits = false) {
     buffer.host = static_cast<std::uint8_t*>(t.data);
-    buffer.type = halide_type_for(t.type);
+    buffer.type = halide_type_for(t.type, bfloat16_as_bits);
     buffer.dimensions = t.rank;
     buffer.dim = dims;
     for (int d = 0; d < t.rank; ++d) {
@@ -46,6 +55,37 @@ struct halide_view {
   halide_view(const halide_view&) = delete;
   halide_view& operator=(const halide_view&) = delete;
 };
+
+// Halide's CUDA runtime asks these for the context and stream of each call: the app's, when the
+// call's options give them, else Halide's defaults. Installed once, before the first CUDA call.
+halide_cuda_acquire_context_t default_acquire_context = nullptr;
+halide_cuda_get_stream_t default_get_stream = nullptr;
+
+int acquire_context(void* user_context, void** cuda_context, bool create) {
+  const auto* call = static_cast<const call_context*>(user_context);
+  if (call != nullptr && call->cuda_context != nullptr) {
+    *cuda_context = call->cuda_context;
+    return 0;
+  }
+  return default_acquire_context(user_context, cuda_context, create);
+}
+
+int get_stream(void* user_context, void* cuda_context, void** stream) {
+  const auto* call = static_cast<const call_context*>(user_context);
+  if (call != nullptr && call->cuda_stream != nullptr) {
+    *stream = call->cuda_stream;
+    return 0;
+  }
+  return default_get_stream(user_context, cuda_context, stream);
+}
+
+void install_cuda_hooks() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    default_acquire_context = halide_set_cuda_acquire_context(&acquire_context);
+    default_get_stream = halide_set_cuda_get_stream(&get_stream);
+  });
+}
 
 // Writes `value` to every element of a float view of any float dtype (only 0 and -inf are needed).
 void fill(const tensor_view& t, float value) {
@@ -104,37 +144,143 @@ module_lengths lengths_of(const mha_args& args, const mha_desc& desc) {
           key.shape[sequence_dim] + desc.extra_keys()};
 }
 
-}  // namespace
+// What a call on a GPU does around the kernel: device tensors are wrapped (never copied), host
+// tensors are copied in before and out after, and everything is let go of afterwards. On the host
+// it does nothing.
+class gpu_call {
+ public:
+  gpu_call(call_context& context, device_kind device) : context_(context), device_(device) {
+    if (device == device_kind::cuda) install_cuda_hooks();
+    if (device != device_kind::host)
+      interface_ = device == device_kind::cuda ? halide_cuda_device_interface() : halide_opencl_device_interface();
+  }
+  gpu_call(const gpu_call&) = delete;
+  gpu_call& operator=(const gpu_call&) = delete;
+  ~gpu_call() { release(); }
 
-status run_attention_kernel(const attention_desc& desc, const attention_args& args, generated_entry entry) {
-  if (status s = validate(desc, args); !s) return s;
-  const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
-  if (batch == 0 || queries == 0) return {};
-  if (keys == 0) {
-    // No keys: every row is fully masked, which the documented semantics define as 0 and -inf.
-    fill(args.output, 0.0f);
-    if (desc.lse_output) fill(args.lse, -std::numeric_limits<float>::infinity());
+  // Makes `view` (over `tensor`) usable by the kernel.
+  status attach(halide_view& view, const tensor_view& tensor, bool is_output) {
+    if (interface_ == nullptr) return {};
+    if (tensor.device == device_) {
+      view.buffer.host = nullptr;
+      const int result = halide_device_wrap_native(&context_, &view.buffer, reinterpret_cast<std::uint64_t>(tensor.data), interface_);
+      if (result != 0) return finish_call(context_, result);
+      wrapped_.push_back(&view.buffer);
+    } else {
+      if (!is_output) view.buffer.flags |= halide_buffer_flag_host_dirty;
+      copied_.push_back(&view.buffer);
+      if (is_output) host_outputs_.push_back(&view.buffer);
+    }
     return {};
   }
 
-  halide_view q(args.q), k(args.k), v(args.v), output(args.output);
-  halide_view mask(args.mask), key_padding(args.key_padding), lse(args.lse);
+  int copy_outputs_back() {
+    for (halide_buffer_t* buffer : host_outputs_)
+      if (int result = halide_copy_to_host(&context_, buffer); result != 0) return result;
+    return 0;
+  }
+
+  void release() {
+    for (halide_buffer_t* buffer : wrapped_) halide_device_detach_native(&context_, buffer);
+    for (halide_buffer_t* buffer : copied_) halide_device_free(&context_, buffer);
+    wrapped_.clear();
+    copied_.clear();
+    host_outputs_.clear();
+  }
+
+  // Writes `value` to every element of an output (0 or -inf), wherever it is.
+  status fill(const tensor_view& t, float value) {
+    if (interface_ == nullptr || t.device == device_kind::host) {
+      detail::fill(t, value);
+      return {};
+    }
+    // A dense host copy of the value, copied into the device tensor.
+    std::vector<std::uint8_t> host(std::size_t(element_count(t)) * size_of(t.type));
+    tensor_view staged = t;
+    staged.data = host.data();
+    staged.device = device_kind::host;
+    std::int64_t stride = 1;
+    for (int d = t.rank - 1; d >= 0; --d) {
+      staged.strides[d] = stride;
+      stride *= t.shape[d];
+    }
+    detail::fill(staged, value);
+    halide_view source(staged, true), target(t, true);
+    target.buffer.host = nullptr;
+    int result = halide_device_wrap_native(&context_, &target.buffer, reinterpret_cast<std::uint64_t>(t.data), interface_);
+    if (result == 0) {
+      result = halide_buffer_copy(&context_, &source.buffer, interface_, &target.buffer);
+      halide_device_detach_native(&context_, &target.buffer);
+    }
+    return finish_call(context_, result);
+  }
+
+ private:
+  static std::int64_t element_count(const tensor_view& t) {
+    std::int64_t count = 1;
+    for (int d = 0; d < t.rank; ++d) count *= t.shape[d];
+    return count;
+  }
+
+  call_context& context_;
+  device_kind device_;
+  const halide_device_interface_t* interface_ = nullptr;
+  std::vector<halide_buffer_t*> wrapped_, copied_, host_outputs_;
+};
+
+}  // namespace
+
+status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries) {
+  if (status s = validate(desc, args); !s) return s;
+  const device_kind device = args.q.device != device_kind::host ? args.q.device : args.gpu.run_host_tensors_on;
+  generated_entry entry = entries.cpu;
+  if (device != device_kind::host) {
+    entry = device == device_kind::cuda ? entries.cuda : entries.opencl;
+    if (entry == nullptr)
+      return status(error_code::device_not_generated,
+                    std::string("q: the call runs on ") + name_of(device) +
+                        ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
+  }
+  const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
+  if (batch == 0 || queries == 0) return {};
+
+  const tensor_view* views[] = {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.output, &args.lse};
+  const bool is_output[] = {false, false, false, false, false, true, true};
+  const bool on_gpu = device != device_kind::host;
+  call_context context;
+  if (on_gpu) {
+    context.cuda_context = args.gpu.cuda_context;
+    context.cuda_stream = args.gpu.cuda_stream;
+  }
+  gpu_call gpu(context, device);
+  if (keys == 0) {
+    // No keys: every row is fully masked, which the documented semantics define as 0 and -inf.
+    if (status s = gpu.fill(args.output, 0.0f); !s) return s;
+    if (desc.lse_output) return gpu.fill(args.lse, -std::numeric_limits<float>::infinity());
+    return {};
+  }
+
+  std::optional<halide_view> held[7];
   halide_buffer_t* buffers[7];
   int count = 0;
-  buffers[count++] = &q.buffer;
-  buffers[count++] = &k.buffer;
-  buffers[count++] = &v.buffer;
-  if (desc.has_additive_mask()) buffers[count++] = &mask.buffer;
-  if (desc.has_key_padding_mask()) buffers[count++] = &key_padding.buffer;
-  buffers[count++] = &output.buffer;
-  if (desc.lse_output) buffers[count++] = &lse.buffer;
-
-  call_context context;
-  return finish_call(context, entry(&context, buffers));
+  for (int n = 0; n < 7; ++n) {
+    if (views[n]->empty()) continue;
+    halide_view& view = held[count].emplace(*views[n], on_gpu);
+    if (status s = gpu.attach(view, *views[n], is_output[n]); !s) return s;
+    buffers[count++] = &view.buffer;
+  }
+  int result = entry(&context, buffers);
+  if (result == 0) result = gpu.copy_outputs_back();
+  gpu.release();
+  return finish_call(context, result);
 }
 
 status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_module_entry entry) {
   if (status s = validate(desc, args); !s) return s;
+  if (args.query.device != device_kind::host)
+    return status(error_code::device_not_generated,
+                  std::string("query: is on ") + name_of(args.query.device) +
+                      "; module kernels are generated for CPUs only, so their tensors must be on the host");
   const module_lengths lengths = lengths_of(args, desc);
   if (lengths.batch == 0 || lengths.queries == 0) return {};
   if (lengths.keys == 0) {

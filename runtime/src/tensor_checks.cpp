@@ -100,7 +100,33 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
   return {};
 }
 
+const char* name_of(device_kind device) {
+  switch (device) {
+    case device_kind::host: return "host";
+    case device_kind::cuda: return "cuda";
+    case device_kind::opencl: return "opencl";
+  }
+  return "?";
+}
+
+status check_same_device(const tensor_presence* tensors, int count, device_kind& device) {
+  const tensor_presence* first = nullptr;
+  for (int n = 0; n < count; ++n) {
+    const tensor_presence& t = tensors[n];
+    if (t.view.empty()) continue;
+    if (first == nullptr) first = &t;
+    else if (t.view.device != first->view.device)
+      return fail(error_code::wrong_device, t.name,
+                  std::string("is on ") + name_of(t.view.device) + " but " + first->name + " is on " +
+                      name_of(first->view.device) + "; one call's tensors must all be on one device");
+  }
+  device = first ? first->view.device : device_kind::host;
+  return {};
+}
+
 bool overlap(const tensor_view& a, const tensor_view& b) {
+  if (a.device == device_kind::opencl || b.device == device_kind::opencl)
+    return a.device == b.device && a.data != nullptr && a.data == b.data && !has_no_elements(a) && !has_no_elements(b);
   const byte_range x = bytes_of(a), y = bytes_of(b);
   return !x.empty && !y.empty && x.first <= y.last && y.first <= x.last;
 }

@@ -35,6 +35,12 @@ struct tensor_presence {
 // Presence: a tensor the description takes must be given; one it does not take must not be.
 status check_presence(const tensor_presence& p);
 
+// Every given tensor on one device: the first given one's (host when none is given).
+status check_same_device(const tensor_presence* tensors, int count, device_kind& device);
+
+// The name used for a device in messages: "host", "cuda", "opencl".
+const char* name_of(device_kind device);
+
 // True when some extent of `t` is 0: nothing is read or written through it.
 bool has_no_elements(const tensor_view& t);
 
@@ -42,7 +48,8 @@ bool has_no_elements(const tensor_view& t);
 status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,
                     const std::vector<expected_dim>& dims);
 
-// True when the byte ranges the two views can touch intersect.
+// True when the byte ranges the two views can touch intersect. OpenCL buffers are opaque handles:
+// two views of them overlap when they are views of the same buffer.
 bool overlap(const tensor_view& a, const tensor_view& b);
 
 }  // namespace attngen::detail

@@ -4,6 +4,7 @@
 
 #include "attngen/attention.hpp"
 #include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/gpu.hpp"
 #include "attngen/runtime/module_call.hpp"
 #include "attngen/runtime/status.hpp"
 #include "attngen/runtime/tensor.hpp"

@@ -85,6 +85,9 @@ struct attention_sources {
   /// Optional, (j, i, h, b), clamped indices: a factor on each weight where it multiplies V, not
   /// where it is summed (dropout: 0 or 1 / (1 - p)).
   Halide::Func value_weight_factor;
+  /// bf16 tensors are held as their bit patterns in uint16 (the output rounded to nearest even):
+  /// for GPU targets, whose LLVM 14 backends cannot compile bfloat16 values.
+  bool bfloat16_as_bits = false;
 };
 
 /// Every Func and parameter of one attention kernel, so a schedule can reach them.
@@ -112,6 +115,7 @@ struct attention_algorithm {
   // Intermediate stages.
   Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
+  Halide::Func value_block;     ///< (j, e, kb, g, b): value blocks as float (inlined on CPUs, staged on GPUs)
   /// The first key block of each split starts the recurrence (no merge into an empty state: short
   /// key ranges are often one block); the later blocks are merged into it.
   block_funcs first_block, later_blocks;
@@ -134,8 +138,9 @@ struct attention_algorithm {
 };
 
 /// Defines the operator for `desc` (which must be valid) with the given blocking, reading the
-/// operator's arguments (q, k, v, mask, key_padding ImageParams).
-attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles);
+/// operator's arguments (q, k, v, mask, key_padding ImageParams). With `bfloat16_as_bits`, bf16
+/// arguments and output are uint16 bit patterns (see attention_sources::bfloat16_as_bits).
+attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false);
 
 /// Defines the algorithm reading `sources`. The description's masks are ignored (the sources carry
 /// them); its causality, heads, head dims, scale and lse output apply.

@@ -14,6 +14,7 @@
 /// Lk == 0 makes every row fully masked (output 0, lse -inf).
 
 #include "attngen/attention.hpp"
+#include "attngen/runtime/gpu.hpp"
 #include "attngen/runtime/status.hpp"
 #include "attngen/runtime/tensor.hpp"
 
@@ -25,6 +26,7 @@ struct attention_args {
   tensor_view key_padding;  ///< only if the description has a key-padding mask
   tensor_view output;
   tensor_view lse;          ///< only if the description returns the log-sum-exp
+  gpu_options gpu;          ///< where the call runs when not where its tensors are; CUDA context and stream
 };
 
 /// Checks `args` against `desc` and the shape contract above; the first problem found is returned.

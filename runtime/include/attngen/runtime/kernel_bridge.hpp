@@ -13,7 +13,15 @@ namespace attngen::detail {
 /// in that order, as the description declares them.
 using generated_entry = int (*)(void* user_context, halide_buffer_t* const* buffers);
 
-status run_attention_kernel(const attention_desc& desc, const attention_args& args, generated_entry entry);
+/// A kernel's code for each place a call can run. GPU functions take bf16 tensors as uint16 bits.
+struct attention_entries {
+  generated_entry cpu;               ///< the CPU variant for the call's shape
+  generated_entry cuda = nullptr;    ///< null when the kernel has no CUDA code
+  generated_entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
+};
+
+/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp).
+status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries);
 
 /// The kernel variant for the call's shape (any variant when the arguments are malformed: validation
 /// rejects those before a kernel runs).

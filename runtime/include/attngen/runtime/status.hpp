@@ -20,7 +20,10 @@ enum class error_code {
   wrong_stride,     ///< innermost stride not 1, or a stride that is not positive
   wrong_dtype,      ///< element type differs from the description's
   too_large,        ///< an extent or stride does not fit the kernel's 32-bit indexing
-  kernel_failed,    ///< the kernel itself reported an error (message from the Halide runtime)
+  wrong_device,     ///< tensors of one call are on different devices
+  device_not_generated, ///< the call's device is one the kernel has no code for
+  kernel_failed,    ///< the kernel itself reported an error (message from the Halide runtime), or
+                    ///< the GPU's driver did (not found, no device, out of memory)
 };
 
 class [[nodiscard]] status {

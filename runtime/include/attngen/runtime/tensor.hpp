@@ -8,6 +8,13 @@
 
 namespace attngen {
 
+/// Where a tensor's memory is.
+enum class device_kind {
+  host,    ///< `data` is a host pointer
+  cuda,    ///< `data` is a CUDA device pointer (a CUdeviceptr, e.g. a PyTorch CUDA tensor's data_ptr())
+  opencl,  ///< `data` is an OpenCL buffer (a cl_mem) holding the tensor from its first byte
+};
+
 /// A pointer with a shape and strides. Shape and strides are outermost first (PyTorch order), strides
 /// in elements. Kernels require the innermost stride to be 1 and every stride to be positive.
 struct tensor_view {
@@ -18,6 +25,8 @@ struct tensor_view {
   int rank = 0;
   std::int64_t shape[max_rank] = {};
   std::int64_t strides[max_rank] = {};
+  /// Where `data` points. A kernel call runs where its tensors are (attngen/runtime/gpu.hpp).
+  device_kind device = device_kind::host;
 
   /// True when no tensor is given (the default).
   bool empty() const { return data == nullptr && rank == 0; }
@@ -28,6 +37,12 @@ tensor_view make_tensor(const void* data, dtype type, std::initializer_list<std:
 /// A view with explicit strides (in elements, outermost first).
 tensor_view make_tensor(const void* data, dtype type, std::initializer_list<std::int64_t> shape,
                         std::initializer_list<std::int64_t> strides);
+
+/// The same view, of memory on `device`.
+inline tensor_view on_device(tensor_view view, device_kind device) {
+  view.device = device;
+  return view;
+}
 
 /// Dense float32 view.
 inline tensor_view make_tensor(const float* data, std::initializer_list<std::int64_t> shape) {
