@@ -42,4 +42,21 @@ inline constexpr auto module_all_options = attngen::multihead_attention()
 inline constexpr auto module_encoder =
     attngen::multihead_attention().embed_dim(64).heads(4).need_weights(attngen::weights_output::averaged);
 
+/// Awkward sizes for GPU tiles: head dims that fill no warp, Dv wider than D, a per-head mask and
+/// keep-polarity padding.
+inline constexpr auto awkward_dims = attngen::attention()
+                                         .heads(6)
+                                         .kv_heads(3)
+                                         .head_dim(24)
+                                         .v_head_dim(40)
+                                         .additive_mask(attngen::mask_shape::h_lq_lk)
+                                         .key_padding_mask(attngen::true_means_keep);
+
+/// f16 on GPUs (CUDA only: OpenCL f16 needs cl_khr_fp16, which PoCL lacks).
+inline constexpr auto f16_gqa = attngen::attention().heads(8).kv_heads(2).head_dim(64).element(attngen::dtype::f16);
+
+/// Tiny head dims (no power of two), MQA, causal from the top left.
+inline constexpr auto tiny_heads_causal =
+    attngen::attention().heads(3).kv_heads(1).head_dim(5).v_head_dim(3).causal(attngen::top_left);
+
 }  // namespace test_kernels

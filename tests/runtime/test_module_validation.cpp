@@ -122,3 +122,16 @@ TEST_CASE("module: self-attention takes no key and value, or the query's own vie
              Equals("value: this kernel is self-attention (it reads the query); pass no tensor or the query's own view"));
   CHECK(s.code() == error_code::unexpected_tensor);
 }
+
+TEST_CASE("module: tensors on a GPU are refused, module kernels being generated for CPUs only", "[runtime][gpu]") {
+  expect_error(
+      [](mha_args& a) {
+        mha_weights& w = a.weights;
+        for (tensor_view* t : {&a.query, &a.key, &a.value, &w.q_weight, &w.k_weight, &w.v_weight, &w.q_bias, &w.k_bias,
+                               &w.v_bias, &w.bias_k, &w.bias_v, &w.out_weight, &w.out_bias, &a.key_padding_mask,
+                               &a.attn_mask, &a.output, &a.attn_weights})
+          t->device = device_kind::cuda;
+      },
+      error_code::device_not_generated,
+      "query: is on cuda; module kernels are generated for CPUs only, so their tensors must be on the host");
+}

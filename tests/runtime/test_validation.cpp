@@ -200,10 +200,10 @@ TEST_CASE("an error inside the kernel is captured into the status, not printed a
   const auto problem = make_random_problem(narrower, 1, 7, 7, 5);
   aot_call call(problem);
   call.poison_outputs(poison);
-  auto entry = [](void* context, halide_buffer_t* const* b) {
+  const detail::attention_entries entries{[](void* context, halide_buffer_t* const* b) {
     return aot_all_options_halide_general(context, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
-  };
-  const status s = detail::run_attention_kernel(narrower, call.args(), entry);
+  }};
+  const status s = detail::run_attention_kernel(narrower, call.args(), entries);
   CHECK(s.code() == error_code::kernel_failed);
   CHECK_THAT(s.message(),
              Equals("kernel: Input buffer k is accessed at 63, which is beyond the max (31) in dimension 0"));
@@ -233,4 +233,25 @@ TEST_CASE("Lk 0 makes every row fully masked: output 0, lse -inf", "[runtime][li
   REQUIRE(aot_all_options::run(args).ok());
   for (float x : call.output()) CHECK(x == 0.0f);
   for (float x : call.lse()) CHECK((std::isinf(x) && x < 0));
+}
+
+TEST_CASE("a kernel generated without GPU targets refuses tensors on a CUDA device", "[runtime][gpu]") {
+  expect_error(
+      [](attention_args& a) {
+        for (tensor_view* t : {&a.q, &a.k, &a.v, &a.mask, &a.key_padding, &a.output, &a.lse}) t->device = device_kind::cuda;
+      },
+      error_code::device_not_generated,
+      "q: the call runs on cuda, for which this kernel has no code; generate it with a GPU target for cuda");
+}
+
+TEST_CASE("a kernel generated without GPU targets refuses to run host tensors on OpenCL", "[runtime][gpu]") {
+  expect_error([](attention_args& a) { a.gpu.run_host_tensors_on = device_kind::opencl; },
+               error_code::device_not_generated,
+               "q: the call runs on opencl, for which this kernel has no code; generate it with a GPU target for "
+               "opencl");
+}
+
+TEST_CASE("tensors of one call on two devices are rejected naming the first that differs", "[runtime][gpu]") {
+  expect_error([](attention_args& a) { a.mask.device = device_kind::cuda; }, error_code::wrong_device,
+               "mask: is on cuda but q is on host; one call's tensors must all be on one device");
 }

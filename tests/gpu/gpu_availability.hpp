@@ -1,0 +1,16 @@
+#pragma once
+/// Whether the test program's GPU API (CUDA or OpenCL, fixed per program) has a device here.
+
+#include <string>
+
+#include "attngen/runtime/tensor.hpp"
+
+namespace attngen::testing {
+
+/// The API the program tests.
+device_kind tested_device();
+
+/// Empty when a device of that API is present; otherwise what is missing, for the skip message.
+std::string gpu_unavailable_reason();
+
+}  // namespace attngen::testing
