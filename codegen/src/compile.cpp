@@ -35,6 +35,8 @@ void compile_kernel(const kernel_request& request) {
   if (!problem.empty()) throw std::runtime_error("invalid description: " + std::string(problem));
   if (request.targets.empty()) throw std::runtime_error("no target given");
 
+  const auto* module = std::get_if<mha_desc>(&request.desc);
+  const attention_desc op = module ? module->attention_operator() : std::get<attention_desc>(request.desc);
   std::vector<Halide::Target> targets, gpu_targets;
   std::vector<std::string> target_names, gpu_target_names, gpu_apis;
   for (const auto& t : request.targets) {
@@ -42,8 +44,7 @@ void compile_kernel(const kernel_request& request) {
       const std::string api = gpu_api_name(t);
       for (const auto& seen : gpu_apis)
         if (seen == api) throw std::runtime_error("two " + api + " targets given; a kernel takes one per GPU API");
-      if (api == "opencl" && std::holds_alternative<attention_desc>(request.desc) &&
-          std::get<attention_desc>(request.desc).element_type == dtype::f16 && !t.has_feature(Halide::Target::CLHalf))
+      if (api == "opencl" && op.element_type == dtype::f16 && !t.has_feature(Halide::Target::CLHalf))
         throw std::runtime_error("f16 kernels for OpenCL need devices with cl_khr_fp16: add the cl_half feature, e.g. " +
                                  t.to_string() + "-cl_half");
       gpu_apis.push_back(api);
@@ -56,10 +57,8 @@ void compile_kernel(const kernel_request& request) {
   }
   if (targets.empty())
     throw std::runtime_error("no CPU target given: every kernel needs one, for calls with tensors on the host");
-  const auto* module = std::get_if<mha_desc>(&request.desc);
   if (module && !gpu_targets.empty())
     throw std::runtime_error("GPU targets are for operator descriptions; module kernels are generated for CPUs only");
-  const attention_desc op = module ? module->attention_operator() : std::get<attention_desc>(request.desc);
   // One static library per variant; each target gets its own schedule (vector widths differ), so
   // modules are built per target.
   for (int v = 0; v < kernel_variant_count; ++v) {

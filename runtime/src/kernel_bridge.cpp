@@ -156,7 +156,11 @@ class gpu_call {
   }
   gpu_call(const gpu_call&) = delete;
   gpu_call& operator=(const gpu_call&) = delete;
-  ~gpu_call() { release(); }
+  // Detaches wrapped device tensors and frees the copies of host tensors.
+  ~gpu_call() {
+    for (halide_buffer_t* buffer : wrapped_) halide_device_detach_native(&context_, buffer);
+    for (halide_buffer_t* buffer : copied_) halide_device_free(&context_, buffer);
+  }
 
   // Makes `view` (over `tensor`) usable by the kernel.
   status attach(halide_view& view, const tensor_view& tensor, bool is_output) {
@@ -180,13 +184,6 @@ class gpu_call {
     return 0;
   }
 
-  void release() {
-    for (halide_buffer_t* buffer : wrapped_) halide_device_detach_native(&context_, buffer);
-    for (halide_buffer_t* buffer : copied_) halide_device_free(&context_, buffer);
-    wrapped_.clear();
-    copied_.clear();
-    host_outputs_.clear();
-  }
 
   // Writes `value` to every element of an output (0 or -inf), wherever it is.
   status fill(const tensor_view& t, float value) {
@@ -271,7 +268,6 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   }
   int result = entry(&context, buffers);
   if (result == 0) result = gpu.copy_outputs_back();
-  gpu.release();
   return finish_call(context, result);
 }
 

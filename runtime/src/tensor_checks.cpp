@@ -109,7 +109,7 @@ const char* name_of(device_kind device) {
   return "?";
 }
 
-status check_same_device(const tensor_presence* tensors, int count, device_kind& device) {
+status check_same_device(const tensor_presence* tensors, int count) {
   const tensor_presence* first = nullptr;
   for (int n = 0; n < count; ++n) {
     const tensor_presence& t = tensors[n];
@@ -120,7 +120,6 @@ status check_same_device(const tensor_presence* tensors, int count, device_kind&
                   std::string("is on ") + name_of(t.view.device) + " but " + first->name + " is on " +
                       name_of(first->view.device) + "; one call's tensors must all be on one device");
   }
-  device = first ? first->view.device : device_kind::host;
   return {};
 }
 

@@ -35,8 +35,8 @@ struct tensor_presence {
 // Presence: a tensor the description takes must be given; one it does not take must not be.
 status check_presence(const tensor_presence& p);
 
-// Every given tensor on one device: the first given one's (host when none is given).
-status check_same_device(const tensor_presence* tensors, int count, device_kind& device);
+// Every given tensor on one device: the first given one's.
+status check_same_device(const tensor_presence* tensors, int count);
 
 // The name used for a device in messages: "host", "cuda", "opencl".
 const char* name_of(device_kind device);

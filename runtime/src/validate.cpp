@@ -25,8 +25,7 @@ status validate(const attention_desc& desc, const attention_args& args) {
                           {"lse", args.lse, desc.lse_output, "log-sum-exp output"}};
   for (const auto& p : all)
     if (status s = check_presence(p); !s) return s;
-  device_kind device;
-  if (status s = check_same_device(all, int(std::size(all)), device); !s) return s;
+  if (status s = check_same_device(all, int(std::size(all))); !s) return s;
 
   // q defines B and Lq (its own extents are checked against themselves); k defines Lk.
   const std::int64_t B = args.q.rank == 4 ? args.q.shape[0] : 0;

@@ -57,8 +57,7 @@ status validate(const mha_desc& desc, const mha_args& args) {
     }
     if (status s = check_presence(p); !s) return s;
   }
-  device_kind device;
-  if (status s = check_same_device(all, int(std::size(all)), device); !s) return s;
+  if (status s = check_same_device(all, int(std::size(all))); !s) return s;
 
   // query defines B and L; key defines S.
   const int batch_dim = batch_first ? 0 : 1, sequence_dim = batch_first ? 1 : 0;
