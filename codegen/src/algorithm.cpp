@@ -18,16 +18,6 @@ constexpr float score_floor = -1e38f;
 // Additive mask values at or below this mask the key out: -inf, and "finfo.min" style sentinels.
 constexpr float mask_out_threshold = -1e38f;
 
-// bf16 is the upper half of a float32: widening shifts its bits up; narrowing rounds to nearest even
-// (a NaN keeps a quiet NaN's bits, which rounding could carry into infinity).
-Expr float_of_bfloat16_bits(Expr bits) { return reinterpret(Float(32), cast<uint32_t>(bits) << 16); }
-Expr bfloat16_bits_of(Expr value) {
-  const Expr bits = reinterpret(UInt(32), value);
-  const Expr rounded = (bits + (0x7fff + ((bits >> 16) & 1))) >> 16;
-  const Expr is_nan_bits = (bits & 0x7fffffff) > 0x7f800000;
-  return cast<uint16_t>(select(is_nan_bits, (bits >> 16) | 0x40, rounded));
-}
-
 Expr negative_infinity() { return reinterpret(Float(32), Internal::make_const(UInt(32), 0xff800000u)); }
 
 int mask_rank(mask_shape shape) {
@@ -127,6 +117,17 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
 }
 
 }  // namespace
+
+// bf16 is the upper half of a float32: widening shifts its bits up; narrowing rounds to nearest even
+// (a NaN keeps a quiet NaN's bits, which rounding could carry into infinity).
+Expr float_of_bfloat16_bits(Expr bits) { return reinterpret(Float(32), cast<uint32_t>(bits) << 16); }
+
+Expr bfloat16_bits_of(Expr value) {
+  const Expr bits = reinterpret(UInt(32), value);
+  const Expr rounded = (bits + (0x7fff + ((bits >> 16) & 1))) >> 16;
+  const Expr is_nan_bits = (bits & 0x7fffffff) > 0x7f800000;
+  return cast<uint16_t>(select(is_nan_bits, (bits >> 16) | 0x40, rounded));
+}
 
 Expr score_at(const attention_algorithm& a, Expr scaled_dot, Expr key, Expr query, Expr head, Expr batch) {
   const Expr key_clamped = clamp(key, 0, a.sources.key_length - 1);

@@ -57,8 +57,6 @@ void compile_kernel(const kernel_request& request) {
   }
   if (targets.empty())
     throw std::runtime_error("no CPU target given: every kernel needs one, for calls with tensors on the host");
-  if (module && !gpu_targets.empty())
-    throw std::runtime_error("GPU targets are for operator descriptions; module kernels are generated for CPUs only");
   // One static library per variant; each target gets its own schedule (vector widths differ), so
   // modules are built per target.
   for (int v = 0; v < kernel_variant_count; ++v) {
@@ -85,10 +83,16 @@ void compile_kernel(const kernel_request& request) {
   // One library per GPU API, holding one kernel for every shape.
   for (std::size_t n = 0; n < gpu_targets.size(); ++n) {
     const std::string function = halide_gpu_function_name(request.name, gpu_apis[n]);
-    attention_algorithm a = define_attention(op, gpu_blocking(op), /*bfloat16_as_bits=*/true);
-    schedule_gpu(a);
-    Halide::Pipeline(a.outputs())
-        .compile_to_static_library(request.output_directory + "/" + function, a.arguments(), function, gpu_targets[n]);
+    const std::string path = request.output_directory + "/" + function;
+    if (module) {
+      module_algorithm m = define_module(*module, gpu_blocking(op), /*bfloat16_as_bits=*/true);
+      schedule_module_gpu(m);
+      Halide::Pipeline(m.outputs()).compile_to_static_library(path, m.arguments(), function, gpu_targets[n]);
+    } else {
+      attention_algorithm a = define_attention(op, gpu_blocking(op), /*bfloat16_as_bits=*/true);
+      schedule_gpu(a);
+      Halide::Pipeline(a.outputs()).compile_to_static_library(path, a.arguments(), function, gpu_targets[n]);
+    }
   }
 
   // The variant rule needs the short_queries tiling's queries per tile, taken from the most capable
@@ -96,7 +100,8 @@ void compile_kernel(const kernel_request& request) {
   const int short_queries_per_tile =
       cpu_variant_blocking(op, targets.front(), kernel_variant::short_queries).queries_per_tile;
   const wrapper_sources wrapper =
-      module ? emit_module_wrapper(request.name, request.cpp_namespace, *module, short_queries_per_tile, target_names)
+      module ? emit_module_wrapper(request.name, request.cpp_namespace, *module, short_queries_per_tile, target_names,
+                                   gpu_apis, gpu_target_names)
              : emit_wrapper(request.name, request.cpp_namespace, op, short_queries_per_tile, target_names, gpu_apis,
                             gpu_target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);

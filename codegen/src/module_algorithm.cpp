@@ -17,22 +17,32 @@ Expr mix_bits(Expr x) {
   return x ^ (x >> 16);
 }
 
+// An element of an input tensor as float (bf16 bits are widened).
+Expr as_float(const module_algorithm& m, Expr element) {
+  return m.bfloat16_as_bits ? float_of_bfloat16_bits(element) : cast<float>(element);
+}
+
+// An output element of the description's type from float (bf16 as bits rounded to nearest even).
+Expr as_element(const module_algorithm& m, Expr value) {
+  return m.bfloat16_as_bits ? bfloat16_bits_of(value) : cast(halide_type_of(m.desc.element_type), value);
+}
+
 // Element (feature, position, batch) of a (B, L, F) or (L, B, F) input, as float.
-Expr sequence_at(const ImageParam& t, bool batch_first, Expr feature, Expr position, Expr batch) {
-  return cast<float>(batch_first ? t(feature, position, batch) : t(feature, batch, position));
+Expr sequence_at(const module_algorithm& m, const ImageParam& t, Expr feature, Expr position, Expr batch) {
+  return as_float(m, m.desc.batch_major ? t(feature, position, batch) : t(feature, batch, position));
 }
 
 // `x` is (c, i, b), or with `groups` > 1 (c within group, group, i, b) as the attention's output is.
 // Reads of rows, outputs and weights are clamped into range, so the schedule may compute whole tiles
 // past the ends (their results are never read).
-// `weight` is (c, n), PyTorch's (out, in) layout; `bias` (n) may be undefined.
+// `weight` is (c, n) float, PyTorch's (out, in) layout; `bias` (n) float, or undefined.
 linear_funcs define_linear(const std::string& name, const Func& x, int groups, Expr rows, const Func& weight,
                            const Func& bias, int inputs, int outputs, const module_algorithm& m) {
   const Var n = m.n, c = m.c, i = m.i, b = m.b;
   const int per_group = inputs / groups;
   linear_funcs f;
   f.weight_transposed = Func(name + "_weight_t");
-  f.weight_transposed(n, c) = cast<float>(weight(c, min(n, outputs - 1)));
+  f.weight_transposed(n, c) = weight(c, min(n, outputs - 1));
   f.reduction = RDom(0, per_group, 0, groups, name + "_r");
   const Expr row = clamp(i, 0, rows - 1);
   const Expr input = groups == 1 ? x(f.reduction.x, row, b) : x(f.reduction.x, f.reduction.y, row, b);
@@ -40,7 +50,7 @@ linear_funcs define_linear(const std::string& name, const Func& x, int groups, E
   f.product(n, i, b) = 0.0f;
   f.product(n, i, b) += input * f.weight_transposed(n, f.reduction.y * per_group + f.reduction.x);
   f.result = Func(name);
-  f.result(n, i, b) = bias.defined() ? f.product(n, i, b) + cast<float>(bias(min(n, outputs - 1))) : f.product(n, i, b);
+  f.result(n, i, b) = bias.defined() ? f.product(n, i, b) + bias(min(n, outputs - 1)) : f.product(n, i, b);
   return f;
 }
 
@@ -83,7 +93,7 @@ attention_sources module_sources(module_algorithm& m) {
       f(d, g, j, b) = projected;
       return;
     }
-    const Expr appended = bias.defined() ? select(j == 0, cast<float>(bias(g * head_dim + d)), 0.0f) : Expr(0.0f);
+    const Expr appended = bias.defined() ? select(j == 0, as_float(m, bias(g * head_dim + d)), 0.0f) : Expr(0.0f);
     f(d, g, j, b) = select(j < extra, appended, projected);
   };
   with_appended(m.keys, "keys", m.projected_k, m.bias_k);
@@ -100,13 +110,13 @@ attention_sources module_sources(module_algorithm& m) {
   auto on_input_keys = [&](Expr e, Expr otherwise) { return extra == 0 ? e : select(is_input_key, e, otherwise); };
   Expr hidden, additive;
   if (desc.mask == mask_kind::boolean) hidden = attn_mask_at(m, input_key, i, h, b) != 0;
-  if (desc.mask == mask_kind::additive) additive = cast<float>(attn_mask_at(m, input_key, i, h, b));
+  if (desc.mask == mask_kind::additive) additive = as_float(m, attn_mask_at(m, input_key, i, h, b));
   if (desc.key_padding == mask_kind::boolean) {
     const Expr padded = m.key_padding(input_key, b) != 0;
     hidden = hidden.defined() ? (hidden || padded) : padded;
   }
   if (desc.key_padding == mask_kind::additive) {
-    const Expr padding = cast<float>(m.key_padding(input_key, b));
+    const Expr padding = as_float(m, m.key_padding(input_key, b));
     additive = additive.defined() ? additive + padding : padding;
   }
   if (hidden.defined()) src.hidden(j, i, h, b) = on_input_keys(hidden, Internal::const_false());
@@ -151,10 +161,11 @@ std::vector<Func> module_algorithm::outputs() const {
   return funcs;
 }
 
-module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
+module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits) {
   module_algorithm m;
   m.desc = desc;
-  const Type element = halide_type_of(desc.element_type);
+  m.bfloat16_as_bits = bfloat16_as_bits && desc.element_type == dtype::bf16;
+  const Type element = m.bfloat16_as_bits ? UInt(16) : halide_type_of(desc.element_type);
   const int embed = desc.embed, kv_embed = desc.kv_embed(), head_dim = desc.head_dim();
   const bool batch_first = desc.batch_major;
   const Var c = m.c, n = m.n, i = m.i, j = m.j, h = m.h, b = m.b;
@@ -188,8 +199,22 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
   m.input_key_length = desc.self_attn ? m.query_length : m.key.dim(sequence_dim).extent();
   m.key_length = m.input_key_length + desc.extra_keys();
 
+  // Weights and biases as float Funcs (an undefined Func for an absent bias).
+  auto float_vector = [&](const ImageParam& p) {
+    Func f;
+    if (p.defined()) {
+      f = Func(p.name() + "_float");
+      f(n) = as_float(m, p(n));
+    }
+    return f;
+  };
+  auto float_matrix = [&](const ImageParam& p) {
+    Func f(p.name() + "_float");
+    f(c, n) = as_float(m, p(c, n));
+    return f;
+  };
   Func query_in("query_in");
-  query_in(c, i, b) = sequence_at(m.query, batch_first, c, i, b);
+  query_in(c, i, b) = sequence_at(m, m.query, c, i, b);
   m.projected_q = Func("projected_q");
   m.projected_k = Func("projected_k");
   m.projected_v = Func("projected_v");
@@ -199,27 +224,26 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
     const int outputs = embed + 2 * kv_embed;
     Func packed_weight("packed_weight"), packed_bias("packed_bias");
     const Expr k_row = clamp(n - embed, 0, kv_embed - 1), v_row = clamp(n - embed - kv_embed, 0, kv_embed - 1);
-    packed_weight(c, n) = select(n < embed, cast<float>(m.q_weight(c, min(n, embed - 1))),
-                                 n < embed + kv_embed, cast<float>(m.k_weight(c, k_row)), cast<float>(m.v_weight(c, v_row)));
+    packed_weight(c, n) = select(n < embed, as_float(m, m.q_weight(c, min(n, embed - 1))),
+                                 n < embed + kv_embed, as_float(m, m.k_weight(c, k_row)), as_float(m, m.v_weight(c, v_row)));
     if (desc.projection_bias)
-      packed_bias(n) = select(n < embed, cast<float>(m.q_bias(min(n, embed - 1))),
-                              n < embed + kv_embed, cast<float>(m.k_bias(k_row)), cast<float>(m.v_bias(v_row)));
+      packed_bias(n) = select(n < embed, as_float(m, m.q_bias(min(n, embed - 1))),
+                              n < embed + kv_embed, as_float(m, m.k_bias(k_row)), as_float(m, m.v_bias(v_row)));
     m.qkv_projection = define_linear("qkv_projection", query_in, 1, m.query_length, packed_weight, packed_bias,
                                      embed, outputs, m);
     m.projected_q(n, i, b) = m.qkv_projection.result(n, i, b);
     m.projected_k(n, i, b) = m.qkv_projection.result(n + embed, i, b);
     m.projected_v(n, i, b) = m.qkv_projection.result(n + embed + kv_embed, i, b);
   } else {
-    Func key_in("key_in"), value_in("value_in"), no_bias;
-    key_in(c, i, b) = sequence_at(m.key, batch_first, c, i, b);
-    value_in(c, i, b) = sequence_at(m.value, batch_first, c, i, b);
-    auto bias = [&](const ImageParam& p) { return p.defined() ? Func(p) : no_bias; };
-    m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, m.q_weight, bias(m.q_bias), embed,
-                                   embed, m);
-    m.k_projection = define_linear("k_projection", key_in, 1, m.input_key_length, m.k_weight, bias(m.k_bias),
-                                   desc.effective_kdim(), kv_embed, m);
-    m.v_projection = define_linear("v_projection", value_in, 1, m.input_key_length, m.v_weight, bias(m.v_bias),
-                                   desc.effective_vdim(), kv_embed, m);
+    Func key_in("key_in"), value_in("value_in");
+    key_in(c, i, b) = sequence_at(m, m.key, c, i, b);
+    value_in(c, i, b) = sequence_at(m, m.value, c, i, b);
+    m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, float_matrix(m.q_weight),
+                                   float_vector(m.q_bias), embed, embed, m);
+    m.k_projection = define_linear("k_projection", key_in, 1, m.input_key_length, float_matrix(m.k_weight),
+                                   float_vector(m.k_bias), desc.effective_kdim(), kv_embed, m);
+    m.v_projection = define_linear("v_projection", value_in, 1, m.input_key_length, float_matrix(m.v_weight),
+                                   float_vector(m.v_bias), desc.effective_vdim(), kv_embed, m);
     m.projected_q(n, i, b) = m.q_projection.result(n, i, b);
     m.projected_k(n, i, b) = m.k_projection.result(n, i, b);
     m.projected_v(n, i, b) = m.v_projection.result(n, i, b);
@@ -231,13 +255,13 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
   m.attention = define_attention(op, tiles, module_sources(m));
 
   // The attention's output (e, h, i, b) is the output projection's input, head by head.
-  m.out_projection = define_linear("out_projection", m.attention.output, desc.num_heads, m.query_length, m.out_weight,
-                                   m.out_bias.defined() ? Func(m.out_bias) : Func(), embed, embed, m);
+  m.out_projection = define_linear("out_projection", m.attention.output, desc.num_heads, m.query_length,
+                                   float_matrix(m.out_weight), float_vector(m.out_bias), embed, embed, m);
   m.output = Func("output");
   if (batch_first)
-    m.output(n, i, b) = cast(element, m.out_projection.result(n, i, b));
+    m.output(n, i, b) = as_element(m, m.out_projection.result(n, i, b));
   else
-    m.output(n, b, i) = cast(element, m.out_projection.result(n, i, b));
+    m.output(n, b, i) = as_element(m, m.out_projection.result(n, i, b));
 
   if (desc.weights != weights_output::none) {
     const attention_sources& src = m.attention.sources;
@@ -288,13 +312,13 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles) {
     m.head_weights(column, i, h, b) = weight;
     m.weights = Func("weights");
     if (desc.weights == weights_output::per_head) {
-      m.weights(column, i, h, b) = cast(element, m.head_weights(column, i, h, b));
+      m.weights(column, i, h, b) = as_element(m, m.head_weights(column, i, h, b));
     } else {
       m.head_reduction = RDom(0, desc.num_heads, "weights_rh");
       m.summed_weights = Func("summed_weights");
       m.summed_weights(column, i, b) = 0.0f;
       m.summed_weights(column, i, b) += m.head_weights(column, i, m.head_reduction, b);
-      m.weights(column, i, b) = cast(element, m.summed_weights(column, i, b) / float(desc.num_heads));
+      m.weights(column, i, b) = as_element(m, m.summed_weights(column, i, b) / float(desc.num_heads));
     }
   }
   return m;

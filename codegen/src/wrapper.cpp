@@ -34,20 +34,23 @@ struct wrapper_kind {
   std::string validation_header;  ///< declares validated<D>() for the description type
   std::string description_type, description_cpp, description_text;
   std::string shape_contract;     ///< one line, ending with the header that states it in full
-  std::string args_type, entry_type, run_function;
+  std::string args_type, entry_type, entries_type, run_function;
   std::string entry_parameters;   ///< of each variant's call_ function, after user_context and buffers
   std::string call_arguments;     ///< the Halide function's arguments after user_context
-  /// Operators: the run function takes attngen::detail::attention_entries, with these GPU APIs'
-  /// functions ("cuda", "opencl"); modules take the CPU variant's entry alone.
-  bool takes_entries = false;
-  std::vector<std::string> gpu_apis;
+  std::vector<std::string> gpu_apis;  ///< GPU APIs with a function ("cuda", "opencl")
   std::string gpu_targets;        ///< space-separated, recorded in the header
 };
 
+// The names separated by spaces.
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : " ") + name;
+  return text;
+}
+
 wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const std::string& cpp_namespace,
                      int short_queries_per_tile, const std::vector<std::string>& target_names) {
-  std::string targets;
-  for (const auto& t : target_names) targets += (targets.empty() ? "" : " ") + t;
+  const std::string targets = joined(target_names);
   const std::string open_ns = cpp_namespace.empty() ? "" : "namespace " + cpp_namespace + " {\n\n";
   const std::string close_ns = cpp_namespace.empty() ? "" : "\n}  // namespace " + cpp_namespace + "\n";
 
@@ -96,18 +99,14 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     c << (v ? ", " : "") << "&call_" << halide_function_name(name, kernel_variant(v));
   c << "};\n"
     << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
-  if (kind.takes_entries) {
-    auto gpu_entry = [&](const char* api) {
-      for (const auto& a : kind.gpu_apis)
-        if (a == api) return "&call_" + halide_gpu_function_name(name, a);
-      return std::string("nullptr");
-    };
-    c << "  const attngen::detail::attention_entries entries{variants[int(variant)], " << gpu_entry("cuda") << ", "
-      << gpu_entry("opencl") << "};\n"
-      << "  return " << kind.run_function << "(description, args, entries);\n}\n";
-  } else {
-    c << "  return " << kind.run_function << "(description, args, variants[int(variant)]);\n}\n";
-  }
+  auto gpu_entry = [&](const char* api) {
+    for (const auto& a : kind.gpu_apis)
+      if (a == api) return "&call_" + halide_gpu_function_name(name, a);
+    return std::string("nullptr");
+  };
+  c << "  const " << kind.entries_type << " entries{variants[int(variant)], " << gpu_entry("cuda") << ", "
+    << gpu_entry("opencl") << "};\n"
+    << "  return " << kind.run_function << "(description, args, entries);\n}\n";
   c << close_ns;
   return {h.str(), c.str()};
 }
@@ -133,8 +132,6 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
            << (desc.has_key_padding_mask() ? ", key_padding (B, Lk) bytes" : "")
            << (desc.lse_output ? ", lse (B, H, Lq) float32" : "") << "; see attngen/runtime/attention_call.hpp.";
   const int buffers = 4 + int(desc.has_additive_mask()) + int(desc.has_key_padding_mask()) + int(desc.lse_output);
-  std::string gpu_targets;
-  for (const auto& t : gpu_target_names) gpu_targets += (gpu_targets.empty() ? "" : " ") + t;
   const wrapper_kind kind{"Fused attention kernel",
                           "attngen/validation.hpp",
                           "attngen::attention_desc",
@@ -143,17 +140,19 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
                           contract.str(),
                           "attngen::attention_args",
                           "attngen::detail::generated_entry",
+                          "attngen::detail::attention_entries",
                           "attngen::detail::run_attention_kernel",
                           "",
                           buffer_arguments(0, buffers),
-                          true,
                           gpu_apis,
-                          gpu_targets};
+                          joined(gpu_target_names)};
   return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
 }
 
 wrapper_sources emit_module_wrapper(const std::string& name, const std::string& cpp_namespace, const mha_desc& desc,
-                                    int short_queries_per_tile, const std::vector<std::string>& target_names) {
+                                    int short_queries_per_tile, const std::vector<std::string>& target_names,
+                                    const std::vector<std::string>& gpu_apis,
+                                    const std::vector<std::string>& gpu_target_names) {
   const std::string sequence = desc.batch_major ? "(B, L, " : "(L, B, ";
   std::ostringstream contract;
   contract << "query " << sequence << desc.embed << "), key " << sequence << desc.effective_kdim() << "), value "
@@ -174,9 +173,12 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
       contract.str(),
       "attngen::mha_args",
       "attngen::detail::generated_module_entry",
+      "attngen::detail::module_entries",
       "attngen::detail::run_module_kernel",
       desc.has_dropout() ? ", bool training, std::uint64_t seed" : ", bool, std::uint64_t",
-      buffer_arguments(0, inputs) + (desc.has_dropout() ? ", training, seed" : "") + buffer_arguments(inputs, outputs)};
+      buffer_arguments(0, inputs) + (desc.has_dropout() ? ", training, seed" : "") + buffer_arguments(inputs, outputs),
+      gpu_apis,
+      joined(gpu_target_names)};
   return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
 }
 

@@ -191,25 +191,28 @@ class gpu_call {
       detail::fill(t, value);
       return {};
     }
-    // A dense host copy of the value, copied into the device tensor.
-    std::vector<std::uint8_t> host(std::size_t(element_count(t)) * size_of(t.type));
-    tensor_view staged = t;
-    staged.data = host.data();
-    staged.device = device_kind::host;
-    std::int64_t stride = 1;
-    for (int d = t.rank - 1; d >= 0; --d) {
-      staged.strides[d] = stride;
-      stride *= t.shape[d];
-    }
+    std::vector<std::uint8_t> host;
+    const tensor_view staged = dense_host_like(t, host);
     detail::fill(staged, value);
-    halide_view source(staged, true), target(t, true);
-    target.buffer.host = nullptr;
-    int result = halide_device_wrap_native(&context_, &target.buffer, reinterpret_cast<std::uint64_t>(t.data), interface_);
-    if (result == 0) {
-      result = halide_buffer_copy(&context_, &source.buffer, interface_, &target.buffer);
-      halide_device_detach_native(&context_, &target.buffer);
+    return transfer(staged, t);
+  }
+
+  // Copies `row` (a vector as long as the output's innermost dimension, or empty for zeros) into
+  // every row of a rank-3 output, wherever either is.
+  status fill_rows(const tensor_view& output, const tensor_view& row) {
+    if (interface_ == nullptr) {
+      detail::fill_rows(output, row);
+      return {};
     }
-    return finish_call(context_, result);
+    std::vector<std::uint8_t> row_bytes, output_bytes;
+    tensor_view host_row = row;
+    if (!row.empty() && row.device != device_kind::host) {
+      host_row = dense_host_like(row, row_bytes);
+      if (status s = transfer(row, host_row); !s) return s;
+    }
+    const tensor_view staged = output.device == device_kind::host ? output : dense_host_like(output, output_bytes);
+    detail::fill_rows(staged, host_row);
+    return output.device == device_kind::host ? status() : transfer(staged, output);
   }
 
  private:
@@ -217,6 +220,36 @@ class gpu_call {
     std::int64_t count = 1;
     for (int d = 0; d < t.rank; ++d) count *= t.shape[d];
     return count;
+  }
+
+  // A dense host tensor of `t`'s shape and type, stored in `bytes`.
+  static tensor_view dense_host_like(const tensor_view& t, std::vector<std::uint8_t>& bytes) {
+    bytes.assign(std::size_t(element_count(t)) * size_of(t.type), 0);
+    tensor_view dense = t;
+    dense.data = bytes.data();
+    dense.device = device_kind::host;
+    std::int64_t stride = 1;
+    for (int d = t.rank - 1; d >= 0; --d) {
+      dense.strides[d] = stride;
+      stride *= t.shape[d];
+    }
+    return dense;
+  }
+
+  // Copies the elements of `from` into `to`, one of them on the device and the other on the host.
+  status transfer(const tensor_view& from, const tensor_view& to) {
+    halide_view source(from, true), target(to, true);
+    halide_view& on_device = from.device == device_kind::host ? target : source;
+    const tensor_view& device_tensor = from.device == device_kind::host ? to : from;
+    on_device.buffer.host = nullptr;
+    int result = halide_device_wrap_native(&context_, &on_device.buffer,
+                                           reinterpret_cast<std::uint64_t>(device_tensor.data), interface_);
+    if (result == 0) {
+      result = halide_buffer_copy(&context_, &source.buffer, from.device == device_kind::host ? interface_ : nullptr,
+                                  &target.buffer);
+      halide_device_detach_native(&context_, &on_device.buffer);
+    }
+    return finish_call(context_, result);
   }
 
   call_context& context_;
@@ -271,18 +304,30 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   return finish_call(context, result);
 }
 
-status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_module_entry entry) {
+status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries) {
   if (status s = validate(desc, args); !s) return s;
-  if (args.query.device != device_kind::host)
-    return status(error_code::device_not_generated,
-                  std::string("query: is on ") + name_of(args.query.device) +
-                      "; module kernels are generated for CPUs only, so their tensors must be on the host");
+  const device_kind device = args.query.device != device_kind::host ? args.query.device : args.gpu.run_host_tensors_on;
+  generated_module_entry entry = entries.cpu;
+  if (device != device_kind::host) {
+    entry = device == device_kind::cuda ? entries.cuda : entries.opencl;
+    if (entry == nullptr)
+      return status(error_code::device_not_generated,
+                    std::string("query: the call runs on ") + name_of(device) +
+                        ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
+  }
   const module_lengths lengths = lengths_of(args, desc);
   if (lengths.batch == 0 || lengths.queries == 0) return {};
+
+  const bool on_gpu = device != device_kind::host;
+  call_context context;
+  if (on_gpu) {
+    context.cuda_context = args.gpu.cuda_context;
+    context.cuda_stream = args.gpu.cuda_stream;
+  }
+  gpu_call gpu(context, device);
   if (lengths.keys == 0) {
     // No keys: every query is fully masked, its attention 0, its output the output projection's bias.
-    fill_rows(args.output, args.weights.out_bias);
-    return {};
+    return gpu.fill_rows(args.output, args.weights.out_bias);
   }
 
   const mha_weights& w = args.weights;
@@ -296,18 +341,20 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_m
                                 &w.out_bias,      &args.key_padding_mask, &args.attn_mask, &args.output,
                                 &args.attn_weights};
   constexpr int max_buffers = sizeof(views) / sizeof(views[0]);
+  constexpr int first_output = max_buffers - 2;
   // Validation has checked that exactly the tensors the description takes are given, in this order.
   std::optional<halide_view> held[max_buffers];
   halide_buffer_t* buffers[max_buffers];
   int count = 0;
-  for (const tensor_view* view : views) {
-    if (view->empty()) continue;
-    buffers[count] = &held[count].emplace(*view).buffer;
-    ++count;
+  for (int n = 0; n < max_buffers; ++n) {
+    if (views[n]->empty()) continue;
+    halide_view& view = held[count].emplace(*views[n], on_gpu);
+    if (status s = gpu.attach(view, *views[n], n >= first_output); !s) return s;
+    buffers[count++] = &view.buffer;
   }
-
-  call_context context;
-  return finish_call(context, entry(&context, buffers, args.training, args.seed));
+  int result = entry(&context, buffers, args.training, args.seed);
+  if (result == 0) result = gpu.copy_outputs_back();
+  return finish_call(context, result);
 }
 
 kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile) {

@@ -42,6 +42,19 @@ inline constexpr auto module_all_options = attngen::multihead_attention()
 inline constexpr auto module_encoder =
     attngen::multihead_attention().embed_dim(64).heads(4).need_weights(attngen::weights_output::averaged);
 
+/// A bf16 cross-attention module for GPUs: GQA, bottom-right causality, a shared boolean mask and
+/// per-head weights.
+inline constexpr auto module_bf16_gqa = attngen::multihead_attention()
+                                            .embed_dim(48)
+                                            .heads(6)
+                                            .kv_heads(3)
+                                            .kdim(20)
+                                            .batch_first(true)
+                                            .element(attngen::dtype::bf16)
+                                            .causal(attngen::bottom_right)
+                                            .attn_mask(attngen::mask_kind::boolean, attngen::attn_mask_shape::l_s)
+                                            .need_weights(attngen::weights_output::per_head);
+
 /// Awkward sizes for GPU tiles: head dims that fill no warp, Dv wider than D, a per-head mask and
 /// keep-polarity padding.
 inline constexpr auto awkward_dims = attngen::attention()

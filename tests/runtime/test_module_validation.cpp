@@ -123,7 +123,7 @@ TEST_CASE("module: self-attention takes no key and value, or the query's own vie
   CHECK(s.code() == error_code::unexpected_tensor);
 }
 
-TEST_CASE("module: tensors on a GPU are refused, module kernels being generated for CPUs only", "[runtime][gpu]") {
+TEST_CASE("module: tensors on a GPU the kernel was not generated for are refused", "[runtime][gpu]") {
   expect_error(
       [](mha_args& a) {
         mha_weights& w = a.weights;
@@ -133,5 +133,12 @@ TEST_CASE("module: tensors on a GPU are refused, module kernels being generated 
           t->device = device_kind::cuda;
       },
       error_code::device_not_generated,
-      "query: is on cuda; module kernels are generated for CPUs only, so their tensors must be on the host");
+      "query: the call runs on cuda, for which this kernel has no code; generate it with a GPU target for cuda");
+}
+
+TEST_CASE("module: host tensors asked to run on a GPU the kernel was not generated for are refused",
+          "[runtime][gpu]") {
+  expect_error([](mha_args& a) { a.gpu.run_host_tensors_on = device_kind::opencl; }, error_code::device_not_generated,
+               "query: the call runs on opencl, for which this kernel has no code; generate it with a GPU target for "
+               "opencl");
 }

@@ -153,6 +153,11 @@ Halide::Expr score_at(const attention_algorithm& a, Halide::Expr scaled_dot, Hal
                       Halide::Expr head, Halide::Expr batch);
 inline constexpr float masked_score_limit = -1e38f;
 
+/// A bf16 value held as its uint16 bits, widened to float.
+Halide::Expr float_of_bfloat16_bits(Halide::Expr bits);
+/// A float rounded to the nearest bf16 (ties to even), as uint16 bits; NaN stays NaN.
+Halide::Expr bfloat16_bits_of(Halide::Expr value);
+
 /// Halide element type for a DSL dtype.
 Halide::Type halide_type_of(dtype t);
 

@@ -20,14 +20,14 @@ struct kernel_request {
   std::string cpp_namespace;           ///< optional namespace of the wrapper struct (may contain ::)
   std::variant<attention_desc, mha_desc> desc;  ///< the operator or the module; must be valid
   /// CPU targets most capable first (the last is the fallback), and GPU targets (CUDA, OpenCL; at
-  /// most one of each, operators only) in any order.
+  /// most one of each) in any order.
   std::vector<Halide::Target> targets;
   std::string output_directory;
 };
 
 /// Writes, for each kernel variant V, <name>_halide_V.a and <name>_halide_V.h, for each GPU API A
-/// <name>_halide_A.a and .h, and the wrapper <name>.hpp and <name>.cpp, into the output directory. Throws std::runtime_error (or a Halide
-/// error) on failure.
+/// <name>_halide_A.a and .h, and the wrapper <name>.hpp and <name>.cpp, into the output directory.
+/// Throws std::runtime_error (or a Halide error) on failure.
 void compile_kernel(const kernel_request& request);
 
 /// The generated Halide function (and file stem) of one variant of a kernel.

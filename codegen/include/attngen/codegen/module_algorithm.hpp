@@ -27,6 +27,8 @@ struct linear_funcs {
 /// Every Func and parameter of one module kernel, so a schedule can reach them.
 struct module_algorithm {
   mha_desc desc;
+  /// bf16 tensors held as uint16 bits (GPU targets; see attention_sources::bfloat16_as_bits).
+  bool bfloat16_as_bits = false;
 
   // Inputs, in the order of the generated function's arguments (after the user context).
   Halide::ImageParam query, key, value;                  ///< (B, L, E) / (B, S, kdim) / (B, S, vdim), or sequence-first;
@@ -69,8 +71,9 @@ struct module_algorithm {
   std::vector<Halide::Func> outputs() const;
 };
 
-/// Defines the module for `desc` (which must be valid); its attention uses `tiles`.
-module_algorithm define_module(const mha_desc& desc, const blocking& tiles);
+/// Defines the module for `desc` (which must be valid); its attention uses `tiles`. With
+/// `bfloat16_as_bits`, bf16 tensors are uint16 bit patterns.
+module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false);
 
 /// The dropout hash as Halide Exprs: the uint32 of attngen::dropout_bits for the same arguments.
 Halide::Expr dropout_bits(Halide::Expr seed, Halide::Expr batch, Halide::Expr head, Halide::Expr query,

@@ -25,6 +25,8 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
 
 /// The same for a module kernel: `run(const attngen::mha_args&)`.
 wrapper_sources emit_module_wrapper(const std::string& name, const std::string& cpp_namespace, const mha_desc& desc,
-                                    int short_queries_per_tile, const std::vector<std::string>& target_names);
+                                    int short_queries_per_tile, const std::vector<std::string>& target_names,
+                                    const std::vector<std::string>& gpu_apis = {},
+                                    const std::vector<std::string>& gpu_target_names = {});
 
 }  // namespace attngen::codegen

@@ -14,11 +14,13 @@ namespace attngen::detail {
 using generated_entry = int (*)(void* user_context, halide_buffer_t* const* buffers);
 
 /// A kernel's code for each place a call can run. GPU functions take bf16 tensors as uint16 bits.
-struct attention_entries {
-  generated_entry cpu;               ///< the CPU variant for the call's shape
-  generated_entry cuda = nullptr;    ///< null when the kernel has no CUDA code
-  generated_entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
+template <typename Entry>
+struct kernel_entries {
+  Entry cpu;               ///< the CPU variant for the call's shape
+  Entry cuda = nullptr;    ///< null when the kernel has no CUDA code
+  Entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
 };
+using attention_entries = kernel_entries<generated_entry>;
 
 /// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp).
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries);
@@ -34,7 +36,10 @@ kernel_variant variant_for(const attention_args& args, const attention_desc& des
 using generated_module_entry = int (*)(void* user_context, halide_buffer_t* const* buffers, bool training,
                                        std::uint64_t seed);
 
-status run_module_kernel(const mha_desc& desc, const mha_args& args, generated_module_entry entry);
+using module_entries = kernel_entries<generated_module_entry>;
+
+/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp).
+status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries);
 
 /// The kernel variant for a module call's shape (any variant when the arguments are malformed).
 kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile);

@@ -22,11 +22,14 @@
 /// Every tensor is in the description's element type except boolean masks (u8).
 /// B == 0 or L == 0 writes nothing. S == 0 without appended keys leaves every query fully masked: its
 /// output is the output projection's bias (0 without bias).
+/// Every tensor is on one device: the host, or a GPU the kernel was generated for (see
+/// attngen/runtime/gpu.hpp).
 
 #include <cstdint>
 #include <string_view>
 
 #include "attngen/module.hpp"
+#include "attngen/runtime/gpu.hpp"
 #include "attngen/runtime/status.hpp"
 #include "attngen/runtime/tensor.hpp"
 
@@ -50,6 +53,7 @@ struct mha_args {
   /// Dropout applies only when true (training); the same seed gives the same result bit for bit.
   bool training = false;
   std::uint64_t seed = 0;
+  gpu_options gpu;  ///< where the call runs when not where its tensors are; CUDA context and stream
 };
 
 /// Checks `args` against `desc` and the shape contract above; the first problem found is returned.

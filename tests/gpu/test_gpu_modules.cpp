@@ -1,0 +1,150 @@
+// Module kernels generated with GPU targets, run on the program's GPU API against PyTorch's
+// nn.MultiheadAttention in float64, and against the same kernel's CPU code where dropout draws its
+// mask.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "gpu/device_tensor.hpp"
+#include "gpu/gpu_availability.hpp"
+#include "gpu_module_all_options.hpp"
+#include "gpu_module_bf16_gqa.hpp"
+#include "gpu_module_encoder.hpp"
+#include "kernels/aot_module_call.hpp"
+#include "module/module_compare.hpp"
+#include "module/pytorch_reference.hpp"
+
+#define GPU_CASE(text) ATTNGEN_TEST_GPU_NAME ": " text
+
+using namespace attngen;
+using namespace attngen::testing;
+
+namespace {
+
+enum class placement { host_tensors_copied, device_tensors };
+
+// Every tensor of a module call, outputs last.
+std::vector<tensor_view*> module_tensors(mha_args& args) {
+  mha_weights& w = args.weights;
+  return {&args.query,  &args.key,         &args.value,      &w.q_weight,        &w.k_weight,     &w.v_weight,
+          &w.q_bias,    &w.k_bias,         &w.v_bias,        &w.bias_k,          &w.bias_v,       &w.out_weight,
+          &w.out_bias,  &args.key_padding_mask, &args.attn_mask, &args.output,   &args.attn_weights};
+}
+
+// Runs the module on the tested GPU with its tensors where `where` says; outputs end up in `call`.
+template <typename Kernel>
+status run_module_on_gpu(aot_module_call& call, placement where, bool training = false) {
+  mha_args args = call.args();
+  args.training = training;
+  args.seed = 7;
+  if (where == placement::host_tensors_copied) {
+    args.gpu.run_host_tensors_on = tested_device();
+    return Kernel::run(args);
+  }
+  std::vector<std::unique_ptr<device_tensor>> outputs;
+  std::vector<std::unique_ptr<device_tensor>> inputs;
+  for (tensor_view* view : module_tensors(args)) {
+    if (view->empty()) continue;
+    const bool is_output = view == &args.output || view == &args.attn_weights;
+    auto& held = is_output ? outputs : inputs;
+    held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
+    REQUIRE(held.back()->ok());
+    *view = held.back()->view();
+  }
+  const status s = Kernel::run(args);
+  for (auto& output : outputs) REQUIRE(output->copy_back());
+  return s;
+}
+
+template <typename Kernel>
+void check_module_on_gpu(const std::vector<module_problem>& problems, placement where) {
+  const auto references = pytorch_references(problems);
+  for (std::size_t n = 0; n < problems.size(); ++n) {
+    INFO(problems[n].name());
+    aot_module_call call(problems[n]);
+    const status s = run_module_on_gpu<Kernel>(call, where);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    std::string where_worst;
+    CHECK(scaled_error(call.output(), references[n].output, where_worst) <= module_tolerance_for(problems[n]));
+    INFO("output " << where_worst);
+    if (!references[n].weights.empty()) {
+      const double weights_error = scaled_error(call.weights(), references[n].weights, where_worst);
+      INFO("weights " << where_worst);
+      CHECK(weights_error <= module_tolerance_for(problems[n]));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE(GPU_CASE("module with every option on device tensors matches PyTorch"), "[gpu][module]") {
+  constexpr auto desc = gpu_module_all_options::description;
+  check_module_on_gpu<gpu_module_all_options>(
+      {make_random_module_problem(desc, 2, 5, 7, 1), make_random_module_problem(desc, 1, 1, 1, 2),
+       make_random_module_problem(desc, 3, 37, 70, 3)},
+      placement::device_tensors);
+}
+
+TEST_CASE(GPU_CASE("module with PyTorch's defaults (self-attention, sequence-first, averaged weights) matches PyTorch"),
+          "[gpu][module]") {
+  constexpr auto desc = gpu_module_encoder::description;
+  check_module_on_gpu<gpu_module_encoder>(
+      {make_random_module_problem(desc, 2, 1, 40, 4), make_random_module_problem(desc, 2, 45, 45, 5)},
+      placement::device_tensors);
+  check_module_on_gpu<gpu_module_encoder>({make_random_module_problem(desc, 1, 9, 9, 6)},
+                                          placement::host_tensors_copied);
+}
+
+TEST_CASE(GPU_CASE("bf16 GQA module with bottom-right causality and a boolean mask matches PyTorch"), "[gpu][module]") {
+  constexpr auto desc = gpu_module_bf16_gqa::description;
+  check_module_on_gpu<gpu_module_bf16_gqa>(
+      {make_random_module_problem(desc, 2, 17, 29, 9), make_random_module_problem(desc, 1, 1, 30, 10)},
+      placement::device_tensors);
+}
+
+TEST_CASE(GPU_CASE("module dropout on the GPU drops the same weights as on the CPU"), "[gpu][module]") {
+  module_problem p = make_random_module_problem(gpu_module_all_options::description, 2, 19, 23, 13);
+  p.training = true;
+  aot_module_call on_cpu(p), on_gpu(p);
+  mha_args args = on_cpu.args();
+  args.training = true;
+  args.seed = 7;
+  REQUIRE(gpu_module_all_options::run(args).ok());
+  REQUIRE(run_module_on_gpu<gpu_module_all_options>(on_gpu, placement::device_tensors, /*training=*/true).ok());
+  auto widened = [](const std::vector<float>& values) { return std::vector<double>(values.begin(), values.end()); };
+  std::string where;
+  CHECK(scaled_error(on_gpu.output(), widened(on_cpu.output()), where) <= module_tolerance_for(p));
+  INFO("weights " << where);
+  CHECK(scaled_error(on_gpu.weights(), widened(on_cpu.weights()), where) <= module_tolerance_for(p));
+}
+
+TEST_CASE(GPU_CASE("module with no keys on device tensors writes the output projection's bias to every row"),
+          "[gpu][module][limits]") {
+  const module_problem p = make_random_module_problem(gpu_module_bf16_gqa::description, 2, 3, 1, 14);
+  aot_module_call call(p);
+  mha_args args = call.args();
+  args.key.shape[1] = args.value.shape[1] = args.attn_mask.shape[1] = args.attn_weights.shape[3] = 0;
+  // Tensors with elements are copied to the device; those without are only marked as there.
+  std::vector<std::unique_ptr<device_tensor>> held;
+  for (tensor_view* view : module_tensors(args)) {
+    if (view->empty()) continue;
+    if (std::find(view->shape, view->shape + view->rank, 0) != view->shape + view->rank) {
+      *view = on_device(*view, tested_device());
+      continue;
+    }
+    held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
+    REQUIRE(held.back()->ok());
+    *view = held.back()->view();
+  }
+  const status s = gpu_module_bf16_gqa::run(args);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  REQUIRE(held.back()->copy_back());  // the output: the last tensor with elements
+  const std::vector<float>& bias = p.inputs.at("out_bias").values;
+  const std::vector<float> result = call.output();
+  REQUIRE(result.size() == 2 * 3 * bias.size());
+  for (std::size_t n = 0; n < result.size(); ++n) CHECK(result[n] == bias[n % bias.size()]);
+}
