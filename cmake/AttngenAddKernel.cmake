@@ -30,7 +30,7 @@ header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const at
 
 Calls with tensors on a GPU run that GPU's code (see ``attngen/runtime/gpu.hpp``): the CUDA target's
 PTX (``cuda_capability_80`` PTX runs on every later GPU, Hopper included), the OpenCL target's kernels
-compiled by the driver at the first call. Operators only: module kernels take CPU targets.
+compiled by the driver at the first call. Operators and modules alike.
 
 Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack), e.g.
 ``x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c x86-64-linux``.

@@ -10,19 +10,12 @@
 
 #include "HalideRuntimeCuda.h"
 #include "HalideRuntimeOpenCL.h"
+#include "call_context.hpp"
 #include "tensor_checks.hpp"
 
 namespace attngen::detail {
 
 namespace {
-
-// Passed to generated kernels as Halide's user_context, so errors reach the call that raised them
-// without any global state.
-struct call_context {
-  std::string error;
-  void* cuda_context = nullptr;  // the app's CUcontext, or null for Halide's own
-  void* cuda_stream = nullptr;   // the app's CUstream, or null for the default stream
-};
 
 // GPU code takes bf16 as its bits (Halide 14's GPU backends cannot compile bfloat16 values).
 halide_type_t halide_type_for(dtype t, bool bfloat16_as_bits = false) {
@@ -106,16 +99,6 @@ void fill(const tensor_view& t, float value) {
     std::memcpy(static_cast<std::uint8_t*>(t.data) + offset * size, pattern, size);
     for (int d = t.rank - 1; d >= 0 && ++index[d] == t.shape[d]; --d) index[d] = 0;
   }
-}
-
-// The call's status from the generated function's result and the errors it reported.
-status finish_call(call_context& context, int result) {
-  while (!context.error.empty() && context.error.back() == '\n') context.error.pop_back();
-  if (result != 0)
-    return status(error_code::kernel_failed,
-                  "kernel: " + (context.error.empty() ? "failed with Halide error " + std::to_string(result)
-                                                      : context.error));
-  return {};
 }
 
 // Copies `row` (one element-type vector of `output`'s innermost extent) into every row of `output`.
@@ -369,6 +352,15 @@ kernel_variant variant_for(const attention_args& args, const attention_desc& des
   if (args.q.rank != 4 || args.k.rank != 4) return kernel_variant::general;
   return choose_variant(args.q.shape[1], args.k.shape[1], desc.group_size(), desc.is_causal(),
                         short_queries_per_tile);
+}
+
+status finish_call(call_context& context, int result, const char* what) {
+  while (!context.error.empty() && context.error.back() == '\n') context.error.pop_back();
+  if (result != 0)
+    return status(error_code::kernel_failed,
+                  std::string(what) + ": " +
+                      (context.error.empty() ? "failed with Halide error " + std::to_string(result) : context.error));
+  return {};
 }
 
 }  // namespace attngen::detail

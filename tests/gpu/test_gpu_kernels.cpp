@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "gpu/device_tensor.hpp"
+#include "attngen/runtime/device_tensor.hpp"
 #include "gpu/gpu_availability.hpp"
 #include "gpu_all_options.hpp"
 #include "gpu_bf16_mqa.hpp"
@@ -45,13 +45,13 @@ status run_on_gpu(aot_call& call, placement where) {
   for (tensor_view* view : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.output, &args.lse}) {
     if (view->empty()) continue;
     held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
-    REQUIRE(held.back()->ok());
+    REQUIRE(held.back()->result().ok());
     *view = held.back()->view();
   }
   const status s = Kernel::run(args);
   // The outputs are the last one or two tensors.
   const int outputs = Kernel::description.lse_output ? 2 : 1;
-  for (int n = int(held.size()) - outputs; n < int(held.size()); ++n) REQUIRE(held[n]->copy_back());
+  for (int n = int(held.size()) - outputs; n < int(held.size()); ++n) REQUIRE(held[n]->copy_to_host().ok());
   return s;
 }
 
@@ -129,8 +129,8 @@ TEST_CASE(GPU_CASE("no keys on device tensors gives output 0 and lse -inf"), "[g
   const status s = gpu_all_options::run(args);
   INFO(s.message());
   REQUIRE(s.ok());
-  REQUIRE(output.copy_back());
-  REQUIRE(lse.copy_back());
+  REQUIRE(output.copy_to_host().ok());
+  REQUIRE(lse.copy_to_host().ok());
   for (float x : call.output()) CHECK(x == 0.0f);
   for (float x : call.lse()) CHECK((std::isinf(x) && x < 0));
 }

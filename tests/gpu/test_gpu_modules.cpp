@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "gpu/device_tensor.hpp"
+#include "attngen/runtime/device_tensor.hpp"
 #include "gpu/gpu_availability.hpp"
 #include "gpu_module_all_options.hpp"
 #include "gpu_module_bf16_gqa.hpp"
@@ -50,11 +50,11 @@ status run_module_on_gpu(aot_module_call& call, placement where, bool training =
     const bool is_output = view == &args.output || view == &args.attn_weights;
     auto& held = is_output ? outputs : inputs;
     held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
-    REQUIRE(held.back()->ok());
+    REQUIRE(held.back()->result().ok());
     *view = held.back()->view();
   }
   const status s = Kernel::run(args);
-  for (auto& output : outputs) REQUIRE(output->copy_back());
+  for (auto& output : outputs) REQUIRE(output->copy_to_host().ok());
   return s;
 }
 
@@ -136,13 +136,13 @@ TEST_CASE(GPU_CASE("module with no keys on device tensors writes the output proj
       continue;
     }
     held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
-    REQUIRE(held.back()->ok());
+    REQUIRE(held.back()->result().ok());
     *view = held.back()->view();
   }
   const status s = gpu_module_bf16_gqa::run(args);
   INFO(s.message());
   REQUIRE(s.ok());
-  REQUIRE(held.back()->copy_back());  // the output: the last tensor with elements
+  REQUIRE(held.back()->copy_to_host().ok());  // the output: the last tensor with elements
   const std::vector<float>& bias = p.inputs.at("out_bias").values;
   const std::vector<float> result = call.output();
   REQUIRE(result.size() == 2 * 3 * bias.size());

@@ -11,6 +11,7 @@
 
 #include "aot_all_options.hpp"
 #include "aot_all_options_halide_general.h"
+#include "attngen/runtime/device_tensor.hpp"
 #include "attngen/runtime/kernel_bridge.hpp"
 #include "kernels/aot_call.hpp"
 
@@ -254,4 +255,11 @@ TEST_CASE("a kernel generated without GPU targets refuses to run host tensors on
 TEST_CASE("tensors of one call on two devices are rejected naming the first that differs", "[runtime][gpu]") {
   expect_error([](attention_args& a) { a.mask.device = device_kind::cuda; }, error_code::wrong_device,
                "mask: is on cuda but q is on host; one call's tensors must all be on one device");
+}
+
+TEST_CASE("a device tensor refuses the host as its device, naming it", "[runtime][gpu]") {
+  float value = 1.0f;
+  const device_tensor t(make_tensor(&value, {1}), device_kind::host);
+  CHECK(t.result().code() == error_code::wrong_device);
+  CHECK(t.result().message() == "device_tensor: the device must be cuda or opencl, not host");
 }
