@@ -3,6 +3,7 @@
 // sets the environment that is fair to the peers.
 //
 //   attngen-bench [--threads N] [--case NAME]... [--json FILE] [--no-peers]
+//                 [--device cuda|opencl [--gpu-peak-tflops X]]
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -19,13 +20,14 @@
 #include <vector>
 
 #include "cases.hpp"
+#include "device_timing.hpp"
 #include "machine_limits.hpp"
 #include "peer_onednn.hpp"
 #include "random_data.hpp"
 #include "timing.hpp"
 
-#ifndef ATTNGEN_BENCH_PYTORCH_PEER
-#error "ATTNGEN_BENCH_PYTORCH_PEER must name the PyTorch peer script"
+#ifndef ATTNGEN_BENCH_PEER_DIR
+#error "ATTNGEN_BENCH_PEER_DIR must name the directory of the PyTorch peer scripts"
 #endif
 
 namespace attngen::bench {
@@ -37,7 +39,30 @@ struct options {
   std::vector<std::string> cases;
   std::string json_path;
   bool peers = true;
+  device_kind device = device_kind::host;
+  /// The GPU's fp32 CUDA-core peak; 67 TFLOP/s is the H100 SXM's (and the H200's).
+  double gpu_peak_tflops = 67.0;
 };
+
+// A peer script: in the source tree, or under $ATTNGEN_SOURCE_DIR/bench when the binary was carried
+// to another machine; run by $ATTNGEN_PYTHON (default /usr/bin/python3).
+std::string peer_command(const char* script) {
+  const char* python = std::getenv("ATTNGEN_PYTHON");
+  const char* source = std::getenv("ATTNGEN_SOURCE_DIR");
+  return std::string(python ? python : "/usr/bin/python3") + " " +
+         (source ? std::string(source) + "/bench" : std::string(ATTNGEN_BENCH_PEER_DIR)) + "/" + script;
+}
+
+// The first line a command prints, or nullopt when it fails.
+std::optional<std::string> first_line_of(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  char line[1024] = {};
+  const bool got = std::fgets(line, sizeof line, pipe) != nullptr;
+  const int status = pclose(pipe);
+  if (!got || status != 0) return std::nullopt;
+  return std::string(line);
+}
 
 // What a measurement in a child process sends back.
 struct child_report {
@@ -123,18 +148,14 @@ std::pair<double, double> time_attngen(const bench_case& c, int threads) {
 std::optional<double> time_pytorch(const bench_case& c, int threads) {
   const auto& d = c.desc;
   const std::string command =
-      std::string("/usr/bin/python3 ") + ATTNGEN_BENCH_PYTORCH_PEER + " " + std::to_string(threads) + " " +
+      peer_command("peer_pytorch.py") + " " + std::to_string(threads) + " " +
       std::to_string(c.batch) + " " + std::to_string(d.num_heads) + " " + std::to_string(d.effective_kv_heads()) +
       " " + std::to_string(d.qk_head_dim) + " " + std::to_string(d.effective_v_head_dim()) + " " +
       std::to_string(c.query_length) + " " + std::to_string(c.key_length) + " " + (c.causal() ? "1" : "0") + " " +
       std::string(name_of(d.element_type)) + " " + std::to_string(c.rotated_caches) + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  char line[512] = {};
-  const bool got = std::fgets(line, sizeof line, pipe) != nullptr;
-  const int status = pclose(pipe);
-  if (!got || status != 0) return std::nullopt;
-  return std::strtod(line, nullptr);
+  const auto line = first_line_of(command);
+  if (!line) return std::nullopt;
+  return std::strtod(line->c_str(), nullptr);
 }
 
 options parse(int argc, char** argv) {
@@ -152,9 +173,18 @@ options parse(int argc, char** argv) {
     else if (flag == "--case") o.cases.push_back(value());
     else if (flag == "--json") o.json_path = value();
     else if (flag == "--no-peers") o.peers = false;
-    else {
+    else if (flag == "--gpu-peak-tflops") o.gpu_peak_tflops = std::atof(value().c_str());
+    else if (flag == "--device") {
+      const std::string device = value();
+      if (device != "cuda" && device != "opencl") {
+        std::fprintf(stderr, "attngen-bench: --device takes cuda or opencl, not %s\n", device.c_str());
+        std::exit(2);
+      }
+      o.device = device == "cuda" ? device_kind::cuda : device_kind::opencl;
+    } else {
       std::fprintf(stderr,
-                   "usage: attngen-bench [--threads N] [--case NAME]... [--json FILE] [--no-peers]\ncases:");
+                   "usage: attngen-bench [--threads N] [--case NAME]... [--json FILE] [--no-peers]\n"
+                   "                     [--device cuda|opencl [--gpu-peak-tflops X]]\ncases:");
       for (const auto& c : all_cases()) std::fprintf(stderr, " %s", c.name.c_str());
       std::fprintf(stderr, "\n");
       std::exit(flag == "--help" ? 0 : 2);
@@ -170,18 +200,90 @@ std::string json_number(double x) {
   return text;
 }
 
-}  // namespace
+// The number after `"key":` in a one-line JSON object; nullopt when absent or null.
+std::optional<double> json_field(const std::string& line, const std::string& key) {
+  const std::size_t at = line.find("\"" + key + "\":");
+  if (at == std::string::npos) return std::nullopt;
+  const char* value = line.c_str() + at + key.size() + 3;
+  char* end = nullptr;
+  const double x = std::strtod(value, &end);
+  if (end == value) return std::nullopt;
+  return x;
+}
 
-int run(int argc, char** argv) {
-  const options o = parse(argc, argv);
-  std::vector<const bench_case*> selected;
-  for (const auto& c : all_cases())
-    if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end())
-      selected.push_back(&c);
-  if (selected.size() != (o.cases.empty() ? all_cases().size() : o.cases.size())) {
-    std::fprintf(stderr, "attngen-bench: unknown case name (see --help)\n");
-    return 2;
+// The string after `"key": "` in a one-line JSON object.
+std::string json_text(const std::string& line, const std::string& key) {
+  const std::string start = "\"" + key + "\": \"";
+  const std::size_t at = line.find(start);
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + start.size();
+  return line.substr(from, line.find('"', from) - from);
+}
+
+// The GPU table: attngen's kernels on device tensors against PyTorch's scaled_dot_product_attention
+// (math and flash backends) on the same GPU and shapes, in the same run.
+int run_on_gpu(const options& o, const std::vector<const bench_case*>& selected, FILE* json) {
+  const char* api = o.device == device_kind::cuda ? "cuda" : "opencl";
+  const double peak = o.gpu_peak_tflops * 1e3;
+  std::printf("device: %s, fp32 peak %.1f TFLOP/s (--gpu-peak-tflops; 67 is the H100 SXM CUDA cores')\n", api,
+              o.gpu_peak_tflops);
+  // Speedups are the peer's time over attngen's: above 1, attngen is faster.
+  std::printf("%-20s %9s %8s %8s | %9s %7s | %9s %7s %s\n", "case", "ms", "TFLOP/s", "of peak", "math ms", "speedup",
+              "flash ms", "speedup", "flash dtype");
+  bool all_ok = true;
+  for (const bench_case* c : selected) {
+    const auto seconds = time_attngen_on_device(*c, o.device);
+    if (!seconds) {
+      std::printf("%-20s failed\n", c->name.c_str());
+      all_ok = false;
+      continue;
+    }
+    const double gflops = c->flops() / *seconds / 1e9;
+    std::optional<std::string> peer;
+    if (o.peers && o.device == device_kind::cuda) {
+      const auto& d = c->desc;
+      peer = first_line_of(peer_command("peer_pytorch_gpu.py") + " " + std::to_string(c->batch) + " " +
+                           std::to_string(d.num_heads) + " " + std::to_string(d.effective_kv_heads()) + " " +
+                           std::to_string(d.qk_head_dim) + " " + std::to_string(d.effective_v_head_dim()) + " " +
+                           std::to_string(c->query_length) + " " + std::to_string(c->key_length) + " " +
+                           (c->causal() ? "1" : "0") + " " + std::string(name_of(d.element_type)) + " " +
+                           std::to_string(c->rotated_caches) + " 2>/dev/null");
+    }
+    const double math = peer ? json_field(*peer, "math_seconds").value_or(NAN) : NAN;
+    const double flash = peer ? json_field(*peer, "flash_seconds").value_or(NAN) : NAN;
+    const std::string flash_dtype = peer ? json_text(*peer, "flash_dtype") : "";
+    // The peers run on CUDA devices only.
+    auto peer_text = [&](double peer_seconds) {
+      char text[48];
+      const char* why = !o.peers ? "skipped" : o.device == device_kind::cuda ? "missing" : "n/a";
+      if (std::isnan(peer_seconds)) std::snprintf(text, sizeof text, "%9s %7s", why, "");
+      else std::snprintf(text, sizeof text, "%9.3f %6.2fx", peer_seconds * 1e3, peer_seconds / *seconds);
+      return std::string(text);
+    };
+    std::printf("%-20s %9.3f %8.2f %7.1f%% | %s | %s %s\n", c->name.c_str(), *seconds * 1e3, gflops / 1e3,
+                100 * gflops / peak, peer_text(math).c_str(), peer_text(flash).c_str(), flash_dtype.c_str());
+    std::fflush(stdout);
+    if (json) {
+      const auto& d = c->desc;
+      std::fprintf(json,
+                   "{\"case\":\"%s\",\"device\":\"%s\",\"gpu\":\"%s\",\"B\":%d,\"H\":%d,\"KVH\":%d,\"D\":%d,"
+                   "\"Dv\":%d,\"Lq\":%d,\"Lk\":%d,\"causal\":%s,\"dtype\":\"%s\",\"seconds_median\":%s,"
+                   "\"gflops\":%s,\"peak_gflops\":%s,\"ratio_to_peak\":%s,\"pytorch_math_seconds\":%s,"
+                   "\"speedup_vs_pytorch_math\":%s,\"pytorch_flash_seconds\":%s,\"pytorch_flash_dtype\":\"%s\","
+                   "\"speedup_vs_pytorch_flash\":%s}\n",
+                   c->name.c_str(), api, peer ? json_text(*peer, "device").c_str() : "", c->batch, d.num_heads,
+                   d.effective_kv_heads(), d.qk_head_dim, d.effective_v_head_dim(), c->query_length, c->key_length,
+                   c->causal() ? "true" : "false", std::string(name_of(d.element_type)).c_str(),
+                   json_number(*seconds).c_str(), json_number(gflops).c_str(), json_number(peak).c_str(),
+                   json_number(gflops / peak).c_str(), json_number(math).c_str(), json_number(math / *seconds).c_str(),
+                   json_number(flash).c_str(), flash_dtype.c_str(), json_number(flash / *seconds).c_str());
+    }
   }
+  return all_ok ? 0 : 1;
+}
+
+// The CPU table: attngen's kernels against the machine's limits and the CPU peers, in the same run.
+int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected, FILE* json) {
 
   const child_report limits_report = in_child([&] {
     const machine_limits m = measure_machine_limits(o.threads);
@@ -193,11 +295,6 @@ int run(int argc, char** argv) {
   const bool have_onednn = o.peers && onednn_available();
   if (o.peers && !have_onednn) std::printf("peer onednn: missing (built without libdnnl-dev)\n");
 
-  FILE* json = o.json_path.empty() ? nullptr : std::fopen(o.json_path.c_str(), "w");
-  if (!o.json_path.empty() && json == nullptr) {
-    std::fprintf(stderr, "attngen-bench: cannot write %s\n", o.json_path.c_str());
-    return 1;
-  }
   std::printf("%-20s %9s %7s %8s %7s %9s | %9s %7s | %9s %7s\n", "case", "ms", "GFLOP/s", "of peak", "GB/s",
               "RSS MiB", "oneDNN", "speedup", "PyTorch", "speedup");
   bool all_ok = true;
@@ -250,8 +347,29 @@ int run(int argc, char** argv) {
                    json_number(gflops / pytorch).c_str(), missing.c_str());
     }
   }
-  if (json) std::fclose(json);
   return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  const options o = parse(argc, argv);
+  std::vector<const bench_case*> selected;
+  for (const auto& c : all_cases())
+    if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end())
+      selected.push_back(&c);
+  if (selected.size() != (o.cases.empty() ? all_cases().size() : o.cases.size())) {
+    std::fprintf(stderr, "attngen-bench: unknown case name (see --help)\n");
+    return 2;
+  }
+  FILE* json = o.json_path.empty() ? nullptr : std::fopen(o.json_path.c_str(), "w");
+  if (!o.json_path.empty() && json == nullptr) {
+    std::fprintf(stderr, "attngen-bench: cannot write %s\n", o.json_path.c_str());
+    return 1;
+  }
+  const int result = o.device == device_kind::host ? run_on_cpu(o, selected, json) : run_on_gpu(o, selected, json);
+  if (json) std::fclose(json);
+  return result;
 }
 
 }  // namespace attngen::bench

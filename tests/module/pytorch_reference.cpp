@@ -54,7 +54,13 @@ std::vector<double> read_doubles(const fs::path& file, std::size_t count, const 
 std::vector<module_reference> pytorch_references(const std::vector<module_problem>& problems) {
   const fs::path root = fs::temp_directory_path() / ("attngen_pytorch_" + std::to_string(::getpid()));
   fs::remove_all(root);
-  std::string command = "/usr/bin/python3 " ATTNGEN_PYTORCH_REFERENCE_SCRIPT;
+  // A test binary carried to another machine (a GPU one) is told where the script and a Python with
+  // torch are there.
+  const char* python = std::getenv("ATTNGEN_PYTHON");
+  const char* source = std::getenv("ATTNGEN_SOURCE_DIR");
+  std::string command = std::string(python ? python : "/usr/bin/python3") + " " +
+                        (source ? std::string(source) + "/tests/module/pytorch_reference.py"
+                                : std::string(ATTNGEN_PYTORCH_REFERENCE_SCRIPT));
   for (std::size_t n = 0; n < problems.size(); ++n) {
     const fs::path directory = root / std::to_string(n);
     write_case(problems[n], directory);
