@@ -54,7 +54,20 @@ Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Exp
     masked = masked || after_diagonal;
   }
   if (src.hidden.defined()) masked = masked || src.hidden(key_clamped, query_clamped, head, batch);
+  if (a.desc.has_mask_mod()) {
+    const modifier_leaves at{Expr(), batch, head, query_clamped, key_clamped, src.query_length, src.key_length};
+    masked = masked || !lower_modifier(a.desc.mask_modifier, a.desc.captures, a.captures, at);
+  }
   return masked;
+}
+
+// The scaled score after the description's score modifier.
+Expr modified_score(const attention_algorithm& a, Expr scaled_dot, Expr key_clamped, Expr query_clamped, Expr head,
+                    Expr batch) {
+  if (!a.desc.has_score_mod()) return scaled_dot;
+  const modifier_leaves at{scaled_dot, batch, head, query_clamped, key_clamped, a.sources.query_length,
+                           a.sources.key_length};
+  return lower_modifier(a.desc.score_modifier, a.desc.captures, a.captures, at);
 }
 
 // Index expressions of a tile's rows and a block's keys, shared by every block Func.
@@ -71,7 +84,7 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.dot(j, ii, kb, it, g, b) = 0.0f;
   f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
-  Expr raw_score = f.dot(j, ii, kb, it, g, b);
+  Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.key_clamped, at.query_clamped, at.head, b);
   Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b);
   if (a.sources.additive.defined()) {
     Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, b);
@@ -132,6 +145,7 @@ Expr bfloat16_bits_of(Expr value) {
 Expr score_at(const attention_algorithm& a, Expr scaled_dot, Expr key, Expr query, Expr head, Expr batch) {
   const Expr key_clamped = clamp(key, 0, a.sources.key_length - 1);
   const Expr query_clamped = clamp(query, 0, a.sources.query_length - 1);
+  scaled_dot = modified_score(a, scaled_dot, key_clamped, query_clamped, head, batch);
   Expr masked = structurally_masked(a, key, query, key_clamped, query_clamped, head, batch);
   if (a.sources.additive.defined()) {
     const Expr bias = a.sources.additive(key_clamped, query_clamped, head, batch);
@@ -147,6 +161,7 @@ Type halide_type_of(dtype t) {
     case dtype::f16: return Float(16);
     case dtype::bf16: return BFloat(16);
     case dtype::u8: return UInt(8);
+    case dtype::i32: return Int(32);
   }
   return Type();
 }
@@ -155,6 +170,8 @@ std::vector<Argument> attention_algorithm::arguments() const {
   std::vector<Argument> args = {q, k, v};
   if (desc.has_additive_mask()) args.push_back(mask);
   if (desc.has_key_padding_mask()) args.push_back(key_padding);
+  const std::vector<Argument> captured = captures.arguments();
+  args.insert(args.end(), captured.begin(), captured.end());
   return args;
 }
 
@@ -202,6 +219,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   a.desc = desc;
   a.tiles = tiles;
   a.sources = std::move(sources);
+  a.captures = capture_params::declare(desc.captures);
   const Type element = halide_type_of(desc.element_type);
   const int head_dim = desc.qk_head_dim;
   const int group = desc.group_size();

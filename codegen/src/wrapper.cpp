@@ -130,8 +130,14 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
            << desc.effective_v_head_dim() << ")"
            << (desc.has_additive_mask() ? ", mask " + std::string(name_of(desc.additive_mask_shape)) : "")
            << (desc.has_key_padding_mask() ? ", key_padding (B, Lk) bytes" : "")
-           << (desc.lse_output ? ", lse (B, H, Lq) float32" : "") << "; see attngen/runtime/attention_call.hpp.";
-  const int buffers = 4 + int(desc.has_additive_mask()) + int(desc.has_key_padding_mask()) + int(desc.lse_output);
+           << (desc.lse_output ? ", lse (B, H, Lq) float32" : "");
+  for (int t = 0; t < desc.captures.tensor_count; ++t)
+    contract << ", captures[" << t << "] " << to_text(desc.captures.tensors[t]);
+  for (int n = 0; n < desc.captures.scalar_count; ++n)
+    contract << ", scalars[" << n << "] " << desc.captures.scalars[n].view();
+  contract << "; see attngen/runtime/attention_call.hpp.";
+  const int buffers = 4 + int(desc.has_additive_mask()) + int(desc.has_key_padding_mask()) +
+                      desc.captures.tensor_count + int(desc.captures.scalar_count > 0) + int(desc.lse_output);
   const wrapper_kind kind{"Fused attention kernel",
                           "attngen/validation.hpp",
                           "attngen::attention_desc",

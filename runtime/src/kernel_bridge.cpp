@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -24,6 +25,7 @@ halide_type_t halide_type_for(dtype t, bool bfloat16_as_bits = false) {
     case dtype::f16: return halide_type_t(halide_type_float, 16);
     case dtype::bf16: return bfloat16_as_bits ? halide_type_t(halide_type_uint, 16) : halide_type_t(halide_type_bfloat, 16);
     case dtype::u8: return halide_type_t(halide_type_uint, 8);
+    case dtype::i32: return halide_type_t(halide_type_int, 32);
   }
   return halide_type_t();
 }
@@ -257,8 +259,15 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
   if (batch == 0 || queries == 0) return {};
 
-  const tensor_view* views[] = {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.output, &args.lse};
-  const bool is_output[] = {false, false, false, false, false, true, true};
+  // Captured scalars reach the kernel as one float buffer (on a GPU, copied to the device).
+  const tensor_view scalars = desc.captures.scalar_count == 0
+                                  ? tensor_view{}
+                                  : make_tensor(args.scalars, {std::int64_t(desc.captures.scalar_count)});
+  const tensor_view* views[] = {&args.q,           &args.k,           &args.v,           &args.mask,
+                                &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
+                                &args.captures[3], &scalars,          &args.output,      &args.lse};
+  constexpr int view_count = int(std::size(views));
+  constexpr int first_output = view_count - 2;
   const bool on_gpu = device != device_kind::host;
   call_context context;
   if (on_gpu) {
@@ -273,13 +282,13 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
     return {};
   }
 
-  std::optional<halide_view> held[7];
-  halide_buffer_t* buffers[7];
+  std::optional<halide_view> held[view_count];
+  halide_buffer_t* buffers[view_count];
   int count = 0;
-  for (int n = 0; n < 7; ++n) {
+  for (int n = 0; n < view_count; ++n) {
     if (views[n]->empty()) continue;
     halide_view& view = held[count].emplace(*views[n], on_gpu);
-    if (status s = gpu.attach(view, *views[n], is_output[n]); !s) return s;
+    if (status s = gpu.attach(view, *views[n], n >= first_output); !s) return s;
     buffers[count++] = &view.buffer;
   }
   int result = entry(&context, buffers);

@@ -16,13 +16,24 @@ status validate(const attention_desc& desc, const attention_args& args) {
                      Dv = desc.effective_v_head_dim();
   const dtype element = desc.element_type;
 
-  const tensor_presence all[] = {{"q", args.q, true, ""},
-                          {"k", args.k, true, ""},
-                          {"v", args.v, true, ""},
-                          {"mask", args.mask, desc.has_additive_mask(), "additive mask"},
-                          {"key_padding", args.key_padding, desc.has_key_padding_mask(), "key-padding mask"},
-                          {"output", args.output, true, ""},
-                          {"lse", args.lse, desc.lse_output, "log-sum-exp output"}};
+  // Captured tensors are named as declared; slots past the declared ones by their index.
+  static constexpr const char* capture_slots[] = {"captures[0]", "captures[1]", "captures[2]", "captures[3]"};
+  static_assert(std::size(capture_slots) == capture_table::max_tensors);
+  const capture_table& captures = desc.captures;
+  auto capture_name_of = [&](int n) { return n < captures.tensor_count ? captures.tensors[n].name.text : capture_slots[n]; };
+  const tensor_presence all[] = {
+      {"q", args.q, true, ""},
+      {"k", args.k, true, ""},
+      {"v", args.v, true, ""},
+      {"mask", args.mask, desc.has_additive_mask(), "additive mask"},
+      {"key_padding", args.key_padding, desc.has_key_padding_mask(), "key-padding mask"},
+      {capture_name_of(0), args.captures[0], captures.tensor_count > 0, "captured tensor in this slot"},
+      {capture_name_of(1), args.captures[1], captures.tensor_count > 1, "captured tensor in this slot"},
+      {capture_name_of(2), args.captures[2], captures.tensor_count > 2, "captured tensor in this slot"},
+      {capture_name_of(3), args.captures[3], captures.tensor_count > 3, "captured tensor in this slot"},
+      {"output", args.output, true, ""},
+      {"lse", args.lse, desc.lse_output, "log-sum-exp output"}};
+  constexpr int first_output = 9;
   for (const auto& p : all)
     if (status s = check_presence(p); !s) return s;
   if (status s = check_same_device(all, int(std::size(all))); !s) return s;
@@ -66,6 +77,25 @@ status validate(const attention_desc& desc, const attention_args& args) {
                                 {{"batch", B, "q"}, {"Lk", Lk, "k"}});
         !s)
       return s;
+  for (int n = 0; n < captures.tensor_count; ++n) {
+    const tensor_capture& declared = captures.tensors[n];
+    std::vector<expected_dim> dims;
+    std::string text = "(";
+    for (int d = 0; d < declared.rank; ++d) {
+      const extent e = declared.extents[d];
+      switch (e.kind) {
+        case extent_kind::batch: dims.push_back({"batch", B, "q"}); break;
+        case extent_kind::heads: dims.push_back({"heads", H, "", true}); break;
+        case extent_kind::query_length: dims.push_back({"Lq", Lq, "q"}); break;
+        case extent_kind::key_length: dims.push_back({"Lk", Lk, "k"}); break;
+        case extent_kind::fixed: dims.push_back({"declared extent", e.size}); break;
+      }
+      text += std::string(d > 0 ? ", " : "") + dims.back().label;
+    }
+    text += ")";
+    const dtype type = declared.type == capture_type::i32 ? dtype::i32 : dtype::f32;
+    if (status s = check_layout(declared.name.text, args.captures[n], type, text.c_str(), dims); !s) return s;
+  }
   if (status s = check_layout("output", args.output, element, "(B, Lq, H, Dv)",
                               {{"batch", B, "q"}, {"Lq", Lq, "q"}, {"heads", H, "", true}, {"v head_dim", Dv}});
       !s)
@@ -77,12 +107,11 @@ status validate(const attention_desc& desc, const attention_args& args) {
       return s;
 
   // Kernels read inputs while writing outputs: in-place calls would read what they already wrote.
-  const tensor_presence inputs[] = {all[0], all[1], all[2], all[3], all[4]};
-  for (const tensor_presence* out : {&all[5], &all[6]})
-    for (const auto& in : inputs)
-      if (overlap(out->view, in.view))
+  for (const tensor_presence* out : {&all[first_output], &all[first_output + 1]})
+    for (int in = 0; in < first_output; ++in)
+      if (overlap(out->view, all[in].view))
         return fail(error_code::wrong_shape, out->name,
-                    std::string("overlaps ") + in.name + " in memory; kernels do not run in place");
+                    std::string("overlaps ") + all[in].name + " in memory; kernels do not run in place");
   if (overlap(args.output, args.lse)) return fail(error_code::wrong_shape, "lse", "overlaps output in memory");
   return {};
 }

@@ -56,6 +56,21 @@ jit_result jit_kernel::run(const attention_problem& p) {
     std::memcpy(padding.data(), p.key_padding.data(), p.key_padding.size());
     a.key_padding.set(padding);
   }
+  for (int n = 0; n < d.captures.tensor_count; ++n) {
+    const bool integer = d.captures.tensors[n].type == capture_type::i32;
+    const std::vector<int> shape = p.capture_shape(n);
+    Halide::Buffer<> tensor(integer ? Halide::Int(32) : Halide::Float(32), std::vector<int>(shape.rbegin(), shape.rend()));
+    for (std::size_t x = 0; x < p.captures[n].size(); ++x) {
+      if (integer) static_cast<std::int32_t*>(tensor.data())[x] = std::int32_t(p.captures[n][x]);
+      else static_cast<float*>(tensor.data())[x] = p.captures[n][x];
+    }
+    a.captures.tensors[n].set(tensor);
+  }
+  if (d.captures.scalar_count > 0) {
+    Halide::Buffer<float> scalars(d.captures.scalar_count);
+    std::memcpy(scalars.data(), p.scalars.data(), p.scalars.size() * sizeof(float));
+    a.captures.scalars.set(scalars);
+  }
   Halide::Buffer<> output(codegen::halide_type_of(element), {Dv, H, Lq, B});
   std::vector<Halide::Buffer<>> outputs = {output};
   Halide::Buffer<float> lse(Lq, H, B);

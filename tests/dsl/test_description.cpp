@@ -45,7 +45,7 @@ TEST_CASE("each rule names its problem at run time", "[dsl]") {
   CHECK(first_problem(attention().heads(4).head_dim(64).v_head_dim(513)) == "v_head_dim must be between 1 and 512");
   CHECK(first_problem(gqa.scale(__builtin_nanf(""))) == "scale must be a finite number");
   CHECK(first_problem(gqa.element(dtype::u8)) ==
-        "element type must be f32, f16 or bf16 (u8 is for boolean masks only)");
+        "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)");
 }
 
 TEST_CASE("kv_heads larger than heads is rejected as not dividing it", "[dsl]") {

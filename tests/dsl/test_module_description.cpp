@@ -55,7 +55,7 @@ TEST_CASE("each module rule names its problem at run time", "[dsl]") {
   CHECK(first_problem(encoder.attn_mask(mask_kind::none, attn_mask_shape::l_s)) ==
         "attn_mask needs both a kind (boolean or additive) and a shape (l_s, bh_l_s or b_h_l_s)");
   CHECK(first_problem(encoder.element(dtype::u8)) ==
-        "element type must be f32, f16 or bf16 (u8 is for boolean masks only)");
+        "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)");
   CHECK(is_valid(encoder.attn_mask(mask_kind::boolean, attn_mask_shape::bh_l_s)));
 }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "reference/reference_modifiers.hpp"
+
 namespace attngen::testing {
 
 namespace {
@@ -19,8 +21,9 @@ double mask_value(const attention_problem& p, int b, int h, int i, int j) {
   return 0.0;
 }
 
-bool key_visible(const attention_problem& p, int b, int i, int j) {
+bool key_visible(const attention_problem& p, int b, int h, int i, int j) {
   const auto& d = p.desc;
+  if (d.has_mask_mod() && evaluate_modifier(d.mask_modifier, p, {0.0, b, h, i, j}) == 0) return false;
   if (d.causal_mode == causal_alignment::top_left && j > i) return false;
   if (d.causal_mode == causal_alignment::bottom_right && j > i + (p.key_length - p.query_length)) return false;
   if (d.has_key_padding_mask()) {
@@ -52,12 +55,14 @@ reference_result reference_attention(const attention_problem& p) {
         for (int j = 0; j < Lk; ++j) {
           double s = minus_inf;
           const double bias = d.has_additive_mask() ? mask_value(p, b, h, i, j) : 0.0;
-          if (key_visible(p, b, i, j) && !(bias <= -1e38)) {
+          if (key_visible(p, b, h, i, j) && !(bias <= -1e38)) {
             double dot = 0.0;
             for (int x = 0; x < D; ++x)
               dot += double(p.q[((std::size_t(b) * Lq + i) * H + h) * D + x]) *
                      double(p.k[((std::size_t(b) * Lk + j) * KVH + g) * D + x]);
-            s = dot * scale + bias;
+            s = dot * scale;
+            if (d.has_score_mod()) s = evaluate_modifier(d.score_modifier, p, {s, b, h, i, j});
+            s += bias;
           }
           scores[j] = s;
           if (std::isnan(s) || s > row_max) row_max = s;  // a NaN maximum stays NaN

@@ -21,6 +21,21 @@ std::vector<int> attention_problem::mask_shape() const {
   return {};
 }
 
+std::vector<int> attention_problem::capture_shape(int n) const {
+  const tensor_capture& t = desc.captures.tensors[n];
+  std::vector<int> shape;
+  for (int d = 0; d < t.rank; ++d) {
+    switch (t.extents[d].kind) {
+      case extent_kind::batch: shape.push_back(batch); break;
+      case extent_kind::heads: shape.push_back(desc.num_heads); break;
+      case extent_kind::query_length: shape.push_back(query_length); break;
+      case extent_kind::key_length: shape.push_back(key_length); break;
+      case extent_kind::fixed: shape.push_back(t.extents[d].size); break;
+    }
+  }
+  return shape;
+}
+
 std::size_t attention_problem::output_size() const {
   return std::size_t(batch) * query_length * desc.num_heads * desc.effective_v_head_dim();
 }
@@ -37,6 +52,8 @@ std::string attention_problem::name() const {
   if (desc.has_key_padding_mask()) n += " pad=" + std::string(name_of(desc.key_padding));
   if (desc.has_scale) n += " scale=" + std::to_string(desc.scale_value);
   if (desc.lse_output) n += " lse";
+  if (desc.has_score_mod()) n += " score_mod=" + to_text(desc.score_modifier);
+  if (desc.has_mask_mod()) n += " mask_mod=" + to_text(desc.mask_modifier);
   n += " " + std::string(name_of(desc.element_type));
   return n;
 }
@@ -92,6 +109,27 @@ attention_problem make_random_problem(const attention_desc& desc, int batch, int
       }
     }
   }
+  // Integer tensors hold small ids that never decrease along their last dimension (documents of a
+  // packed sequence, prefix lengths); float tensors uniform values; scalars lie in [1, 4).
+  for (int n = 0; n < desc.captures.tensor_count; ++n) {
+    const std::vector<int> shape = p.capture_shape(n);
+    std::size_t count = 1;
+    for (int extent : shape) count *= std::size_t(extent);
+    std::vector<float>& values = p.captures.emplace_back(count);
+    if (desc.captures.tensors[n].type == capture_type::f32) {
+      for (auto& x : values) x = uniform(rng);
+      continue;
+    }
+    const std::size_t row = std::size_t(shape.back());
+    for (std::size_t start = 0; start < count; start += row) {
+      int id = int(rng() % 3u);
+      for (std::size_t x = 0; x < row; ++x) {
+        if (rng() % 5u == 0) id += 1 + int(rng() % 2u);
+        values[start + x] = float(id);
+      }
+    }
+  }
+  for (int n = 0; n < desc.captures.scalar_count; ++n) p.scalars.push_back(2.5f + 1.5f * uniform(rng));
   return p;
 }
 

@@ -21,9 +21,14 @@ struct attention_problem {
   std::vector<float> v;                 ///< (B, Lk, KVH, Dv)
   std::vector<float> mask;              ///< shape of desc.additive_mask_shape, empty if none
   std::vector<std::uint8_t> key_padding;  ///< (B, Lk), empty if none
+  /// The description's captured tensors, each of capture_shape(n) (i32 values held exactly).
+  std::vector<std::vector<float>> captures;
+  std::vector<float> scalars;  ///< the description's captured scalars
 
   /// Dense shape of the additive mask, outermost first; empty if none.
   std::vector<int> mask_shape() const;
+  /// Shape of captured tensor n, outermost first, from its declared extents.
+  std::vector<int> capture_shape(int n) const;
   std::size_t output_size() const;
   std::size_t lse_size() const;
   /// "B3 H32/8 D128/128 Lq17 Lk113 causal=top_left mask=lq_lk pad=true_means_ignore lse f32"

@@ -20,7 +20,8 @@ constexpr double unit_roundoff(dtype t) {
     case dtype::f32: return 0x1p-24;
     case dtype::f16: return 0x1p-11;
     case dtype::bf16: return 0x1p-8;
-    case dtype::u8: break;
+    case dtype::u8:
+    case dtype::i32: break;
   }
   return 0.5;
 }

@@ -19,6 +19,7 @@
 /// A row whose keys are all masked yields output 0 and log-sum-exp -inf (PyTorch yields NaN there).
 
 #include "attngen/dtype.hpp"
+#include "attngen/modifiers.hpp"
 
 namespace attngen {
 
@@ -69,6 +70,9 @@ struct attention_desc {
   float scale_value = 0.0f;     ///< used only when has_scale; otherwise 1/sqrt(head_dim)
   bool lse_output = false;
   dtype element_type = dtype::f32;
+  modifier_graph score_modifier;  ///< empty: the score is q.k * scale
+  modifier_graph mask_modifier;   ///< empty: no mask_mod
+  capture_table captures;         ///< run-time tensors and scalars the modifiers read
 
   /// Number of query heads H.
   constexpr attention_desc heads(int h) const { auto d = *this; d.num_heads = h; return d; }
@@ -90,6 +94,39 @@ struct attention_desc {
   constexpr attention_desc return_lse() const { auto d = *this; d.lse_output = true; return d; }
   /// Element type of Q, K, V, additive mask and output.
   constexpr attention_desc element(dtype t) const { auto d = *this; d.element_type = t; return d; }
+  /// Replaces the scaled score by a number expression of score, b, h, q, kv (attngen/modifiers.hpp).
+  template <value_kind K>
+  constexpr attention_desc score_mod(const expr<K>& e) const {
+    static_assert(K != value_kind::boolean,
+                  "attngen: score_mod takes a number expression; a condition belongs in mask_mod");
+    auto d = *this;
+    d.score_modifier = detail::as_float(e).graph;
+    return d;
+  }
+  /// Keeps only the keys where a boolean expression of b, h, q, kv holds (attngen/modifiers.hpp).
+  template <value_kind K>
+  constexpr attention_desc mask_mod(const expr<K>& e) const {
+    static_assert(K == value_kind::boolean,
+                  "attngen: mask_mod takes a boolean expression (a comparison); a number belongs in score_mod");
+    auto d = *this;
+    d.mask_modifier = e.graph;
+    return d;
+  }
+  /// Declares a run-time tensor the modifiers read (attention_args::captures, in declaration order).
+  template <capture_type T>
+  constexpr attention_desc capture(const captured_tensor<T>& t) const {
+    auto d = *this;
+    if (d.captures.tensor_count == capture_table::max_tensors) d.captures.overflow = true;
+    else d.captures.tensors[d.captures.tensor_count++] = t.declaration;
+    return d;
+  }
+  /// Declares a run-time scalar the modifiers read (attention_args::scalars, in declaration order).
+  constexpr attention_desc capture(const scalar_capture& s) const {
+    auto d = *this;
+    if (d.captures.scalar_count == capture_table::max_scalars) d.captures.overflow = true;
+    else d.captures.scalars[d.captures.scalar_count++] = s.name;
+    return d;
+  }
 
   constexpr int effective_kv_heads() const { return num_kv_heads == unset ? num_heads : num_kv_heads; }
   constexpr int effective_v_head_dim() const { return v_dim == unset ? qk_head_dim : v_dim; }
@@ -98,6 +135,8 @@ struct attention_desc {
   constexpr bool is_causal() const { return causal_mode != causal_alignment::none; }
   constexpr bool has_additive_mask() const { return additive_mask_shape != mask_shape::none; }
   constexpr bool has_key_padding_mask() const { return key_padding != padding_polarity::none; }
+  constexpr bool has_score_mod() const { return !score_modifier.empty(); }
+  constexpr bool has_mask_mod() const { return !mask_modifier.empty(); }
 
   friend constexpr bool operator==(const attention_desc&, const attention_desc&) = default;
 };

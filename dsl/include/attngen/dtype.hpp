@@ -12,6 +12,7 @@ enum class dtype : std::uint8_t {
   f16,   ///< IEEE binary16
   bf16,  ///< bfloat16 (the top half of a binary32)
   u8,    ///< one byte per element; used for boolean masks (0 = false, anything else = true)
+  i32,   ///< 32-bit signed integer; used for captured integer tensors (document ids and the like)
 };
 
 /// Bytes per element.
@@ -21,6 +22,7 @@ constexpr int size_of(dtype t) {
     case dtype::f16: return 2;
     case dtype::bf16: return 2;
     case dtype::u8: return 1;
+    case dtype::i32: return 4;
   }
   return 0;
 }
@@ -32,6 +34,7 @@ constexpr std::string_view name_of(dtype t) {
     case dtype::f16: return "f16";
     case dtype::bf16: return "bf16";
     case dtype::u8: return "u8";
+    case dtype::i32: return "i32";
   }
   return "?";
 }

@@ -40,8 +40,9 @@ namespace attngen {
        "dropout must be in [0, 1): p = 1 would drop every weight")                                       \
   RULE(attn_mask_shape_given, (d.mask == mask_kind::none) == (d.mask_dims == attn_mask_shape::none),     \
        "attn_mask needs both a kind (boolean or additive) and a shape (l_s, bh_l_s or b_h_l_s)")         \
-  RULE(module_element_type_is_float, d.element_type != dtype::u8,                                        \
-       "element type must be f32, f16 or bf16 (u8 is for boolean masks only)")
+  RULE(module_element_type_is_float,                                                                     \
+       d.element_type == dtype::f32 || d.element_type == dtype::f16 || d.element_type == dtype::bf16,     \
+       "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)")
 
 /// first_problem(const mha_desc&), is_valid(const mha_desc&), validated<mha_desc D>() (see
 /// ATTNGEN_VALIDATION_FUNCTIONS in validation.hpp).

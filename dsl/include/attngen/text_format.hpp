@@ -5,7 +5,9 @@
 /// Text form: one `key = value` per line, `#` starts a comment. Keys: heads, kv_heads, head_dim,
 /// v_head_dim, causal (none|top_left|bottom_right), additive_mask (none|lq_lk|h_lq_lk|b_h_lq_lk|b_1_lq_lk),
 /// key_padding (none|true_means_ignore|true_means_keep), scale (a number or `default`), lse (true|false),
-/// dtype (f32|f16|bf16). Omitted keys keep their defaults.
+/// dtype (f32|f16|bf16), and for modifiers (attngen/modifier_text_format.hpp) tensor and scalar
+/// (declarations, in order, before the modifiers that read them), score_mod and mask_mod. Omitted keys
+/// keep their defaults.
 
 #include <charconv>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <string_view>
 
 #include "attngen/attention.hpp"
+#include "attngen/modifier_text_format.hpp"
 #include "attngen/validation.hpp"
 
 namespace attngen {
@@ -122,6 +125,10 @@ inline std::string to_text(const attention_desc& d) {
   line("scale", d.has_scale ? detail::float_literal(d.scale_value, "%.9g") : "default");
   line("lse", d.lse_output ? "true" : "false");
   line("dtype", std::string(name_of(d.element_type)));
+  for (int t = 0; t < d.captures.tensor_count; ++t) line("tensor", to_text(d.captures.tensors[t]));
+  for (int s = 0; s < d.captures.scalar_count; ++s) line("scalar", std::string(d.captures.scalars[s].view()));
+  if (d.has_score_mod()) line("score_mod", to_text(d.score_modifier));
+  if (d.has_mask_mod()) line("mask_mod", to_text(d.mask_modifier));
   return text;
 }
 
@@ -140,6 +147,11 @@ inline std::string to_cpp(const attention_desc& d) {
   if (d.has_scale) cpp += ".scale(" + detail::float_literal(d.scale_value, "%a") + "f)";
   if (d.lse_output) cpp += ".return_lse()";
   cpp += ".element(attngen::dtype::" + std::string(name_of(d.element_type)) + ")";
+  for (int t = 0; t < d.captures.tensor_count; ++t) cpp += ".capture(" + detail::declaration_cpp(d.captures.tensors[t]) + ")";
+  for (int s = 0; s < d.captures.scalar_count; ++s)
+    cpp += ".capture(attngen::scalar(\"" + std::string(d.captures.scalars[s].view()) + "\"))";
+  if (d.has_score_mod()) cpp += ".score_mod(" + to_cpp(d.score_modifier, d.captures) + ")";
+  if (d.has_mask_mod()) cpp += ".mask_mod(" + to_cpp(d.mask_modifier, d.captures) + ")";
   return cpp;
 }
 
@@ -169,6 +181,21 @@ inline parsed_description parse_description(std::string_view text) {
     } else if (key == "scale") {
       d.has_scale = value != "default";
       ok = !d.has_scale || detail::parse_number(value, d.scale_value);
+    } else if (key == "tensor") {
+      tensor_capture t;
+      if (std::string why = parse_tensor_capture(value, t); !why.empty()) return why;
+      if (d.captures.tensor_count == capture_table::max_tensors) return "more than 4 tensors";
+      d.captures.tensors[d.captures.tensor_count++] = t;
+    } else if (key == "scalar") {
+      if (!detail::is_identifier(value)) return "a scalar's name must be an identifier";
+      if (d.captures.scalar_count == capture_table::max_scalars) return "more than 4 scalars";
+      d.captures.scalars[d.captures.scalar_count++] = capture_name::of(value);
+    } else if (key == "score_mod" || key == "mask_mod") {
+      modifier_graph& graph = key == "score_mod" ? d.score_modifier : d.mask_modifier;
+      if (std::string why = parse_modifier(value, d.captures, graph); !why.empty()) return std::string(key) + ": " + why;
+      const bool boolean = graph.root().kind == value_kind::boolean;
+      if (key == "score_mod" && boolean) return "score_mod must be a number expression";
+      if (key == "mask_mod" && !boolean) return "mask_mod must be a boolean expression";
     } else {
       return "unknown key `" + std::string(key) + "`";
     }

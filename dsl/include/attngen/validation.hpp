@@ -40,8 +40,26 @@ inline constexpr int max_head_dim = 512;
        !d.has_scale || (d.scale_value == d.scale_value && d.scale_value <= 3.4e38f &&                    \
                         d.scale_value >= -3.4e38f),                                                      \
        "scale must be a finite number")                                                                  \
-  RULE(element_type_is_float, d.element_type != dtype::u8,                                               \
-       "element type must be f32, f16 or bf16 (u8 is for boolean masks only)")
+  RULE(element_type_is_float,                                                                            \
+       d.element_type == dtype::f32 || d.element_type == dtype::f16 || d.element_type == dtype::bf16,     \
+       "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)")      \
+  RULE(modifiers_fit, !d.score_modifier.overflow && !d.mask_modifier.overflow,                           \
+       "a modifier expression has more than 40 nodes")                                                   \
+  RULE(captures_fit, !d.captures.overflow, "at most 4 tensors and 4 scalars can be captured")            \
+  RULE(capture_names_valid, detail::capture_names_valid(d.captures),                                     \
+       "captured tensors and scalars need distinct names: identifiers of at most 15 characters")         \
+  RULE(capture_extents_valid, detail::capture_extents_valid(d.captures),                                 \
+       "a captured tensor's fixed extent must be at least 1")                                            \
+  RULE(mask_mod_reads_no_score, !detail::reads(d.mask_modifier, expr_op::score),                        \
+       "mask_mod cannot read score: it decides visibility from b, h, q, kv; use score_mod for scores")   \
+  RULE(modifiers_read_declared_captures,                                                                 \
+       detail::reads_only_declared_captures(d.score_modifier, d.captures) &&                             \
+           detail::reads_only_declared_captures(d.mask_modifier, d.captures),                            \
+       "a modifier reads a tensor or scalar the description does not declare: add .capture(it)")         \
+  RULE(tensor_reads_match_rank,                                                                          \
+       detail::reads_tensors_at_their_rank(d.score_modifier, d.captures) &&                              \
+           detail::reads_tensors_at_their_rank(d.mask_modifier, d.captures),                             \
+       "a captured tensor is read with a different number of indices than its declared dimensions")
 
 // Defines, for the description type TYPE and its rule list RULES: detail::rule_<id>(d) per rule;
 // first_problem(d), the message of the first rule `d` breaks or an empty view when it is valid;

@@ -19,6 +19,7 @@
 
 #include "Halide.h"
 #include "attngen/attention.hpp"
+#include "attngen/codegen/modifiers.hpp"
 
 namespace attngen::codegen {
 
@@ -100,6 +101,7 @@ struct attention_algorithm {
   Halide::ImageParam q, k, v;     ///< (B, Lq, H, D), (B, Lk, KVH, D), (B, Lk, KVH, Dv)
   Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
   Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present
+  capture_params captures;        ///< the modifiers' captured tensors and scalars
 
   attention_sources sources;
 
@@ -131,7 +133,7 @@ struct attention_algorithm {
   Halide::RDom key_blocks;       ///< over a split's later key blocks, trimmed by causality
   Halide::RDom splits;           ///< over key splits; defined only with key_blocks_per_split > 0
 
-  /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding].
+  /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures].
   std::vector<Halide::Argument> arguments() const;
   /// Output Funcs, in order: output, [lse].
   std::vector<Halide::Func> outputs() const;
@@ -143,7 +145,8 @@ struct attention_algorithm {
 attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false);
 
 /// Defines the algorithm reading `sources`. The description's masks are ignored (the sources carry
-/// them); its causality, heads, head dims, scale and lse output apply.
+/// them); its causality, modifiers (reading `captures`' parameters), heads, head dims, scale and
+/// lse output apply.
 attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, attention_sources sources);
 
 /// The masked score of (key, query, head, batch) as the key blocks compute it, from its scaled q.k:

@@ -10,6 +10,10 @@
 ///   key_padding  (B, Lk) bytes, polarity as described
 ///   output       (B, Lq, H, Dv)
 ///   lse          (B, H, Lq) float32
+///   captures[n]  the description's n-th captured tensor (attngen/modifiers.hpp): its declared type
+///                (f32 or i32) and extents (batch = B, heads = H, query_length = Lq, key_length = Lk,
+///                or a fixed size); any positive strides with the innermost 1
+///   scalars[n]   the n-th captured scalar
 /// Tensors the description does not take must be left empty. B == 0 or Lq == 0 writes nothing;
 /// Lk == 0 makes every row fully masked (output 0, lse -inf).
 
@@ -26,6 +30,10 @@ struct attention_args {
   tensor_view key_padding;  ///< only if the description has a key-padding mask
   tensor_view output;
   tensor_view lse;          ///< only if the description returns the log-sum-exp
+  /// The tensors the description captures for its modifiers, in declaration order; the rest empty.
+  tensor_view captures[capture_table::max_tensors];
+  /// The scalars the description captures, in declaration order.
+  float scalars[capture_table::max_scalars] = {};
   gpu_options gpu;          ///< where the call runs when not where its tensors are; CUDA context and stream
 };
 

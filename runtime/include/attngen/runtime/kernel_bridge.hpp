@@ -9,8 +9,9 @@
 
 namespace attngen::detail {
 
-/// Calls the generated Halide function. `buffers` are q, k, v, [mask], [key_padding], output, [lse],
-/// in that order, as the description declares them.
+/// Calls the generated Halide function. `buffers` are q, k, v, [mask], [key_padding], [captured
+/// tensors...], [captured scalars as one float buffer], output, [lse], in that order, as the
+/// description declares them.
 using generated_entry = int (*)(void* user_context, halide_buffer_t* const* buffers);
 
 /// A kernel's code for each place a call can run. GPU functions take bf16 tensors as uint16 bits.

@@ -1,0 +1,37 @@
+#pragma once
+/// Lowering of a description's score and mask modifiers (attngen/modifiers.hpp) into Halide Exprs:
+/// one function per node kind, shared by the CPU and GPU schedules (they schedule the Funcs that
+/// hold these Exprs, not the Exprs).
+
+#include <vector>
+
+#include "Halide.h"
+#include "attngen/modifiers.hpp"
+
+namespace attngen::codegen {
+
+/// What the leaves of a modifier stand for at one score.
+struct modifier_leaves {
+  Halide::Expr score;  ///< float; undefined for mask modifiers
+  Halide::Expr batch, head, query, key;
+  Halide::Expr query_length, key_length;
+};
+
+/// The captures as the generated function's arguments: one ImageParam per declared tensor (Halide
+/// order, innermost first), and one float buffer holding every scalar in declaration order.
+struct capture_params {
+  std::vector<Halide::ImageParam> tensors;
+  Halide::ImageParam scalars;  ///< defined only when scalars are declared
+
+  /// The ImageParams for `captures`, named after them.
+  static capture_params declare(const capture_table& captures);
+  /// In argument order: the tensors, then the scalars buffer.
+  std::vector<Halide::Argument> arguments() const;
+};
+
+/// The modifier's value (float for score modifiers, bool for mask modifiers) at `leaves`. Tensor
+/// reads are clamped into the tensors' extents.
+Halide::Expr lower_modifier(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
+                            const modifier_leaves& leaves);
+
+}  // namespace attngen::codegen

@@ -1,0 +1,124 @@
+#include "attngen/codegen/modifiers.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace attngen::codegen {
+
+using namespace Halide;
+
+namespace {
+
+// Lowers one graph: each node kind has its own function, called on the node's lowered operands.
+class modifier_lowering {
+ public:
+  modifier_lowering(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
+                    const modifier_leaves& leaves)
+      : graph_(graph), captures_(captures), params_(params), leaves_(leaves) {}
+
+  Expr lower(int index) {
+    const expr_node& node = graph_.nodes[index];
+    std::vector<Expr> operands;
+    for (int o = 0; o < node.operand_count; ++o) operands.push_back(lower(node.operands[o]));
+    switch (node.op) {
+      case expr_op::constant: return constant(node);
+      case expr_op::score: return leaf(leaves_.score, "score");
+      case expr_op::batch: return leaf(leaves_.batch, "b");
+      case expr_op::head: return leaf(leaves_.head, "h");
+      case expr_op::query: return leaf(leaves_.query, "q");
+      case expr_op::key: return leaf(leaves_.key, "kv");
+      case expr_op::query_length: return leaf(leaves_.query_length, "q_len");
+      case expr_op::key_length: return leaf(leaves_.key_length, "kv_len");
+      case expr_op::scalar: return scalar(node);
+      case expr_op::tensor_read: return tensor_read(node, operands);
+      case expr_op::add: return operands[0] + operands[1];
+      case expr_op::sub: return operands[0] - operands[1];
+      case expr_op::mul: return operands[0] * operands[1];
+      case expr_op::div: return operands[0] / operands[1];  // integers: rounds down, x / 0 is 0
+      case expr_op::neg: return -operands[0];
+      case expr_op::min: return min(operands[0], operands[1]);
+      case expr_op::max: return max(operands[0], operands[1]);
+      case expr_op::abs: return absolute(node, operands[0]);
+      case expr_op::exp: return exp(operands[0]);
+      case expr_op::log: return log(operands[0]);
+      case expr_op::tanh: return tanh(operands[0]);
+      case expr_op::to_float: return cast<float>(operands[0]);
+      case expr_op::lt: return operands[0] < operands[1];
+      case expr_op::le: return operands[0] <= operands[1];
+      case expr_op::gt: return operands[0] > operands[1];
+      case expr_op::ge: return operands[0] >= operands[1];
+      case expr_op::eq: return operands[0] == operands[1];
+      case expr_op::ne: return operands[0] != operands[1];
+      case expr_op::logical_and: return operands[0] && operands[1];
+      case expr_op::logical_or: return operands[0] || operands[1];
+      case expr_op::logical_not: return !operands[0];
+      case expr_op::select: return select(operands[0], operands[1], operands[2]);
+    }
+    throw std::logic_error("lower_modifier: unknown node kind");
+  }
+
+ private:
+  static Expr constant(const expr_node& node) {
+    switch (node.kind) {
+      case value_kind::boolean: return node.number != 0.0f ? Internal::const_true() : Internal::const_false();
+      case value_kind::integer: return Expr(static_cast<int>(node.number));
+      case value_kind::floating: break;
+    }
+    return Expr(node.number);
+  }
+
+  static Expr leaf(const Expr& value, const char* name) {
+    if (!value.defined()) throw std::logic_error(std::string("lower_modifier: `") + name + "` has no value here");
+    return value;
+  }
+
+  Expr scalar(const expr_node& node) const { return params_.scalars(captures_.scalar_index(node.name)); }
+
+  // Indices are outermost first, Halide's dimensions innermost first; each is clamped into its extent.
+  Expr tensor_read(const expr_node& node, const std::vector<Expr>& indices) const {
+    const ImageParam& tensor = params_.tensors[captures_.tensor_index(node.name)];
+    std::vector<Expr> halide_indices;
+    for (int d = int(indices.size()) - 1; d >= 0; --d) {
+      const int halide_dim = int(indices.size()) - 1 - d;
+      halide_indices.push_back(clamp(indices[d], 0, tensor.dim(halide_dim).extent() - 1));
+    }
+    return tensor(halide_indices);
+  }
+
+  // Halide's abs of an integer is unsigned; the DSL's stays signed.
+  static Expr absolute(const expr_node& node, const Expr& a) {
+    return node.kind == value_kind::integer ? cast<int>(abs(a)) : abs(a);
+  }
+
+  const modifier_graph& graph_;
+  const capture_table& captures_;
+  const capture_params& params_;
+  const modifier_leaves& leaves_;
+};
+
+Type type_of(capture_type t) { return t == capture_type::i32 ? Int(32) : Float(32); }
+
+}  // namespace
+
+capture_params capture_params::declare(const capture_table& captures) {
+  capture_params params;
+  for (int t = 0; t < captures.tensor_count; ++t) {
+    const tensor_capture& declared = captures.tensors[t];
+    params.tensors.emplace_back(type_of(declared.type), declared.rank, "capture_" + std::string(declared.name.view()));
+  }
+  if (captures.scalar_count > 0) params.scalars = ImageParam(Float(32), 1, "scalars");
+  return params;
+}
+
+std::vector<Argument> capture_params::arguments() const {
+  std::vector<Argument> args(tensors.begin(), tensors.end());
+  if (scalars.defined()) args.push_back(scalars);
+  return args;
+}
+
+Expr lower_modifier(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
+                    const modifier_leaves& leaves) {
+  return modifier_lowering(graph, captures, params, leaves).lower(graph.count - 1);
+}
+
+}  // namespace attngen::codegen

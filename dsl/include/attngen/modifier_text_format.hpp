@@ -1,0 +1,409 @@
+#pragma once
+/// Modifier graphs and captures as text (the description's text form) and as C++ (generated headers).
+///
+/// Text: prefix form, e.g. `mul(to_float(sub(kv, q)), 0.5f)`. Integers are plain (`3`, `-1`), floats
+/// end in `f` (`0.5f`, `1e-05f`), booleans are `true`/`false`; the leaves are score b h q kv q_len
+/// kv_len; `$cap` reads the scalar cap and `@doc(b, q)` the tensor doc. A capture line reads
+/// `tensor = doc i32 batch key_length` (extents: batch, heads, query_length, key_length or a number)
+/// or `scalar = cap`.
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <string_view>
+
+#include "attngen/modifiers.hpp"
+
+namespace attngen {
+
+namespace detail {
+
+struct op_spelling {
+  expr_op op;
+  std::string_view text;  ///< prefix-form name
+  std::string_view cpp;   ///< C++: an infix operator (with a leading space) or a function
+};
+
+inline constexpr op_spelling op_spellings[] = {
+    {expr_op::score, "score", "attngen::mod::score"},
+    {expr_op::batch, "b", "attngen::mod::b"},
+    {expr_op::head, "h", "attngen::mod::h"},
+    {expr_op::query, "q", "attngen::mod::q"},
+    {expr_op::key, "kv", "attngen::mod::kv"},
+    {expr_op::query_length, "q_len", "attngen::mod::q_len"},
+    {expr_op::key_length, "kv_len", "attngen::mod::kv_len"},
+    {expr_op::add, "add", " +"},
+    {expr_op::sub, "sub", " -"},
+    {expr_op::mul, "mul", " *"},
+    {expr_op::div, "div", " /"},
+    {expr_op::neg, "neg", "-"},
+    {expr_op::min, "min", "attngen::mod::min"},
+    {expr_op::max, "max", "attngen::mod::max"},
+    {expr_op::abs, "abs", "attngen::mod::abs"},
+    {expr_op::exp, "exp", "attngen::mod::exp"},
+    {expr_op::log, "log", "attngen::mod::log"},
+    {expr_op::tanh, "tanh", "attngen::mod::tanh"},
+    {expr_op::to_float, "to_float", "attngen::mod::to_float"},
+    {expr_op::lt, "lt", " <"},
+    {expr_op::le, "le", " <="},
+    {expr_op::gt, "gt", " >"},
+    {expr_op::ge, "ge", " >="},
+    {expr_op::eq, "eq", " =="},
+    {expr_op::ne, "ne", " !="},
+    {expr_op::logical_and, "and", " &&"},
+    {expr_op::logical_or, "or", " ||"},
+    {expr_op::logical_not, "not", "!"},
+    {expr_op::select, "select", "attngen::mod::select"},
+};
+
+constexpr const op_spelling* spelling_of(expr_op op) {
+  for (const auto& s : op_spellings)
+    if (s.op == op) return &s;
+  return nullptr;
+}
+
+inline std::string constant_text(const expr_node& n, bool for_cpp) {
+  if (n.kind == value_kind::boolean) return n.number != 0.0f ? "true" : "false";
+  char buffer[64];
+  if (n.kind == value_kind::integer) std::snprintf(buffer, sizeof buffer, "%d", static_cast<int>(n.number));
+  else std::snprintf(buffer, sizeof buffer, for_cpp ? "%af" : "%.9gf", static_cast<double>(n.number));
+  return buffer;
+}
+
+inline void append_text(const modifier_graph& g, int index, std::string& out) {
+  const expr_node& n = g.nodes[index];
+  if (n.op == expr_op::constant) {
+    out += constant_text(n, false);
+    return;
+  }
+  if (n.op == expr_op::scalar) {
+    out += "$" + std::string(n.name.view());
+    return;
+  }
+  out += n.op == expr_op::tensor_read ? "@" + std::string(n.name.view()) : std::string(spelling_of(n.op)->text);
+  if (n.operand_count == 0) return;
+  out += "(";
+  for (int o = 0; o < n.operand_count; ++o) {
+    if (o > 0) out += ", ";
+    append_text(g, n.operands[o], out);
+  }
+  out += ")";
+}
+
+inline std::string_view extent_text(extent e) {
+  switch (e.kind) {
+    case extent_kind::batch: return "batch";
+    case extent_kind::heads: return "heads";
+    case extent_kind::query_length: return "query_length";
+    case extent_kind::key_length: return "key_length";
+    case extent_kind::fixed: break;
+  }
+  return "";
+}
+
+inline std::string declaration_cpp(const tensor_capture& t) {
+  std::string cpp = std::string("attngen::tensor<attngen::capture_type::") +
+                    (t.type == capture_type::i32 ? "i32" : "f32") + ">(\"" + std::string(t.name.view()) + "\"";
+  for (int d = 0; d < t.rank; ++d)
+    cpp += t.extents[d].kind == extent_kind::fixed ? ", attngen::dim::fixed(" + std::to_string(t.extents[d].size) + ")"
+                                                   : ", attngen::dim::" + std::string(extent_text(t.extents[d]));
+  return cpp + ")";
+}
+
+inline void append_cpp(const modifier_graph& g, const capture_table& captures, int index, std::string& out) {
+  const expr_node& n = g.nodes[index];
+  auto operand = [&](int o) { append_cpp(g, captures, n.operands[o], out); };
+  switch (n.op) {
+    case expr_op::constant: out += constant_text(n, true); return;
+    case expr_op::scalar: out += "attngen::scalar(\"" + std::string(n.name.view()) + "\")()"; return;
+    case expr_op::tensor_read: {
+      const int t = captures.tensor_index(n.name);
+      out += t >= 0 ? declaration_cpp(captures.tensors[t]) : "undeclared_" + std::string(n.name.view());
+      out += "(";
+      for (int o = 0; o < n.operand_count; ++o) {
+        if (o > 0) out += ", ";
+        operand(o);
+      }
+      out += ")";
+      return;
+    }
+    default: break;
+  }
+  const op_spelling& s = *spelling_of(n.op);
+  if (n.operand_count == 0) {
+    out += s.cpp;
+  } else if (s.cpp.front() == ' ') {
+    // Infix: an operand pair of two literals is made an expression, so C++ does not fold it.
+    const bool literals = g.nodes[n.operands[0]].op == expr_op::constant && g.nodes[n.operands[1]].op == expr_op::constant;
+    out += literals ? "(attngen::detail::as_expr(" : "(";
+    operand(0);
+    out += literals ? ")" : "";
+    out += std::string(s.cpp) + " ";
+    operand(1);
+    out += ")";
+  } else if (n.op == expr_op::neg || n.op == expr_op::logical_not) {
+    out += "(" + std::string(s.cpp);
+    operand(0);
+    out += ")";
+  } else {
+    out += std::string(s.cpp) + "(";
+    for (int o = 0; o < n.operand_count; ++o) {
+      if (o > 0) out += ", ";
+      operand(o);
+    }
+    out += ")";
+  }
+}
+
+// A recursive-descent parser of the prefix form, appending nodes operands first.
+class modifier_parser {
+ public:
+  modifier_parser(std::string_view text, modifier_graph& graph) : text_(text), graph_(graph) {}
+
+  // Empty on success, otherwise what is wrong and at which column.
+  std::string parse() {
+    graph_ = modifier_graph{};
+    if (parse_node() < 0) return error_;
+    skip_spaces();
+    if (at_ < text_.size()) return fail("unexpected `" + std::string(text_.substr(at_, 1)) + "`");
+    if (graph_.overflow) return "the expression has more than 40 nodes";
+    return {};
+  }
+
+ private:
+  std::string fail(const std::string& why) {
+    if (error_.empty()) error_ = why + " at column " + std::to_string(at_ + 1);
+    return error_;
+  }
+  void skip_spaces() {
+    while (at_ < text_.size() && text_[at_] == ' ') ++at_;
+  }
+  std::string_view word() {
+    skip_spaces();
+    const std::size_t start = at_;
+    while (at_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_' ||
+                                  text_[at_] == '.' || text_[at_] == '-' || text_[at_] == '+'))
+      ++at_;
+    return text_.substr(start, at_ - start);
+  }
+  int add(expr_node node) {
+    if (graph_.count == modifier_graph::max_nodes) {
+      graph_.overflow = true;
+      return graph_.count - 1;
+    }
+    graph_.nodes[graph_.count] = node;
+    return graph_.count++;
+  }
+  bool expect(char c) {
+    skip_spaces();
+    if (at_ < text_.size() && text_[at_] == c) {
+      ++at_;
+      return true;
+    }
+    fail(std::string("expected `") + c + "`");
+    return false;
+  }
+  // Operands in parentheses, returning their count (or -1).
+  int parse_operands(expr_node& node) {
+    if (!expect('(')) return -1;
+    int count = 0;
+    for (;;) {
+      if (count == 3) {
+        fail("too many operands");
+        return -1;
+      }
+      const int operand = parse_node();
+      if (operand < 0) return -1;
+      node.operands[count++] = std::int8_t(operand);
+      skip_spaces();
+      if (at_ < text_.size() && text_[at_] == ',') {
+        ++at_;
+        continue;
+      }
+      if (!expect(')')) return -1;
+      node.operand_count = std::int8_t(count);
+      return count;
+    }
+  }
+  int parse_node() {
+    skip_spaces();
+    if (at_ < text_.size() && (text_[at_] == '$' || text_[at_] == '@')) {
+      const bool is_tensor = text_[at_++] == '@';
+      const std::string_view name = word();
+      if (!is_identifier(name)) {
+        fail("expected a capture's name");
+        return -1;
+      }
+      expr_node node{is_tensor ? expr_op::tensor_read : expr_op::scalar, value_kind::floating};
+      node.name = capture_name::of(name);
+      if (is_tensor && parse_operands(node) < 0) return -1;
+      return add(node);
+    }
+    const std::string_view w = word();
+    if (w.empty()) {
+      fail("expected an expression");
+      return -1;
+    }
+    expr_node node;
+    if (w == "true" || w == "false") {
+      node.kind = value_kind::boolean;
+      node.number = w == "true" ? 1.0f : 0.0f;
+      return add(node);
+    }
+    if (std::isdigit(static_cast<unsigned char>(w.front())) || w.front() == '-' || w.front() == '.') {
+      const bool is_float = w.back() == 'f';
+      const std::string number(is_float ? w.substr(0, w.size() - 1) : w);
+      char* end = nullptr;
+      node.number = is_float ? std::strtof(number.c_str(), &end) : float(std::strtol(number.c_str(), &end, 10));
+      if (end != number.c_str() + number.size()) {
+        fail("bad number `" + std::string(w) + "`");
+        return -1;
+      }
+      node.kind = is_float ? value_kind::floating : value_kind::integer;
+      return add(node);
+    }
+    const op_spelling* spelling = nullptr;
+    for (const auto& s : op_spellings)
+      if (s.text == w) spelling = &s;
+    if (spelling == nullptr) {
+      fail("unknown name `" + std::string(w) + "`");
+      return -1;
+    }
+    node.op = spelling->op;
+    const bool leaf = spelling->op >= expr_op::score && spelling->op <= expr_op::key_length;
+    if (!leaf && parse_operands(node) < 0) return -1;
+    if (!set_kind(node)) return -1;
+    return add(node);
+  }
+  // The node's kind from its operands, checking them as the C++ operators do.
+  bool set_kind(expr_node& node) {
+    auto kind = [&](int o) { return graph_.nodes[node.operands[o]].kind; };
+    auto wants = [&](int count) {
+      if (node.operand_count == count) return true;
+      fail(std::string(spelling_of(node.op)->text) + " takes " + std::to_string(count) + " operands");
+      return false;
+    };
+    switch (node.op) {
+      case expr_op::score: node.kind = value_kind::floating; return true;
+      case expr_op::batch: case expr_op::head: case expr_op::query: case expr_op::key:
+      case expr_op::query_length: case expr_op::key_length: node.kind = value_kind::integer; return true;
+      case expr_op::add: case expr_op::sub: case expr_op::mul: case expr_op::div: case expr_op::min:
+      case expr_op::max:
+        if (!wants(2)) return false;
+        if (kind(0) != kind(1) || kind(0) == value_kind::boolean) return fail("operands must be two integers or two floats").empty();
+        node.kind = kind(0);
+        return true;
+      case expr_op::neg: case expr_op::abs:
+        if (!wants(1)) return false;
+        node.kind = kind(0);
+        return kind(0) != value_kind::boolean || fail("operand must be a number").empty();
+      case expr_op::exp: case expr_op::log: case expr_op::tanh:
+        node.kind = value_kind::floating;
+        return wants(1) && (kind(0) == value_kind::floating || fail("operand must be a float").empty());
+      case expr_op::to_float:
+        node.kind = value_kind::floating;
+        return wants(1) && (kind(0) == value_kind::integer || fail("operand must be an integer").empty());
+      case expr_op::lt: case expr_op::le: case expr_op::gt: case expr_op::ge: case expr_op::eq: case expr_op::ne:
+        node.kind = value_kind::boolean;
+        return wants(2) && ((kind(0) == kind(1) && kind(0) != value_kind::boolean) ||
+                            fail("comparisons take two integers or two floats").empty());
+      case expr_op::logical_and: case expr_op::logical_or:
+        node.kind = value_kind::boolean;
+        return wants(2) && ((kind(0) == value_kind::boolean && kind(1) == value_kind::boolean) ||
+                            fail("operands must be booleans").empty());
+      case expr_op::logical_not:
+        node.kind = value_kind::boolean;
+        return wants(1) && (kind(0) == value_kind::boolean || fail("operand must be a boolean").empty());
+      case expr_op::select:
+        if (!wants(3)) return false;
+        node.kind = kind(1);
+        return (kind(0) == value_kind::boolean && kind(1) == kind(2)) ||
+               fail("select takes a boolean and two values of one kind").empty();
+      default: return true;
+    }
+  }
+
+  std::string_view text_;
+  modifier_graph& graph_;
+  std::size_t at_ = 0;
+  std::string error_;
+};
+
+}  // namespace detail
+
+/// The prefix text form of a modifier.
+inline std::string to_text(const modifier_graph& g) {
+  std::string out;
+  if (!g.empty()) detail::append_text(g, g.count - 1, out);
+  return out;
+}
+
+/// The C++ expression that builds the same modifier with the DSL.
+inline std::string to_cpp(const modifier_graph& g, const capture_table& captures) {
+  std::string out;
+  if (!g.empty()) detail::append_cpp(g, captures, g.count - 1, out);
+  return out;
+}
+
+/// Parses the prefix form into `graph`; returns an empty string, or what is wrong and where. Tensor
+/// reads take their kind from `captures` (declared before the modifier).
+inline std::string parse_modifier(std::string_view text, const capture_table& captures, modifier_graph& graph) {
+  std::string error = detail::modifier_parser(text, graph).parse();
+  if (!error.empty()) return error;
+  for (int n = 0; n < graph.count; ++n) {
+    expr_node& node = graph.nodes[n];
+    if (node.op != expr_op::tensor_read) continue;
+    const int t = captures.tensor_index(node.name);
+    if (t < 0) return "tensor `" + std::string(node.name.view()) + "` is not declared (a `tensor =` line before it)";
+    node.kind = captures.tensors[t].type == capture_type::i32 ? value_kind::integer : value_kind::floating;
+  }
+  return {};
+}
+
+/// `doc i32 batch key_length`: a tensor declaration's text form.
+inline std::string to_text(const tensor_capture& t) {
+  std::string text = std::string(t.name.view()) + (t.type == capture_type::i32 ? " i32" : " f32");
+  for (int d = 0; d < t.rank; ++d)
+    text += " " + (t.extents[d].kind == extent_kind::fixed ? std::to_string(t.extents[d].size)
+                                                          : std::string(detail::extent_text(t.extents[d])));
+  return text;
+}
+
+/// Parses a tensor declaration's text form; returns an empty string or what is wrong.
+inline std::string parse_tensor_capture(std::string_view text, tensor_capture& t) {
+  t = tensor_capture{};
+  std::string words[1 + 1 + tensor_capture::max_rank + 1];
+  int count = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    if (end > at) {
+      if (count == int(std::size(words))) return "too many words in a tensor declaration";
+      words[count++] = std::string(text.substr(at, end - at));
+    }
+    at = end + 1;
+  }
+  if (count < 3) return "expected `name type extent...`, e.g. `doc i32 batch key_length`";
+  t.name = capture_name::of(words[0]);
+  if (words[1] != "i32" && words[1] != "f32") return "tensor type must be i32 or f32, not `" + words[1] + "`";
+  t.type = words[1] == "i32" ? capture_type::i32 : capture_type::f32;
+  t.rank = count - 2;
+  for (int d = 0; d < t.rank; ++d) {
+    const std::string& w = words[2 + d];
+    extent& e = t.extents[d];
+    if (w == "batch") e = dim::batch;
+    else if (w == "heads") e = dim::heads;
+    else if (w == "query_length") e = dim::query_length;
+    else if (w == "key_length") e = dim::key_length;
+    else {
+      char* end = nullptr;
+      e = dim::fixed(int(std::strtol(w.c_str(), &end, 10)));
+      if (end != w.c_str() + w.size()) return "bad extent `" + w + "`";
+    }
+  }
+  return {};
+}
+
+}  // namespace attngen

@@ -1,0 +1,72 @@
+#include "reference/reference_modifiers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace attngen::testing {
+
+namespace {
+
+double read_tensor(const attention_problem& p, const expr_node& node, const double* indices) {
+  const int t = p.desc.captures.tensor_index(node.name);
+  const std::vector<int> shape = p.capture_shape(t);
+  std::size_t offset = 0;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const int index = std::clamp(int(indices[d]), 0, shape[d] - 1);
+    offset = offset * std::size_t(shape[d]) + std::size_t(index);
+  }
+  return p.captures[t][offset];
+}
+
+double evaluate(const modifier_graph& g, int index, const attention_problem& p, const modifier_point& at) {
+  const expr_node& n = g.nodes[index];
+  double x[3] = {};
+  for (int o = 0; o < n.operand_count; ++o) x[o] = evaluate(g, n.operands[o], p, at);
+  const bool integer = n.kind == value_kind::integer;
+  switch (n.op) {
+    case expr_op::constant: return n.number;
+    case expr_op::score: return at.score;
+    case expr_op::batch: return at.batch;
+    case expr_op::head: return at.head;
+    case expr_op::query: return at.query;
+    case expr_op::key: return at.key;
+    case expr_op::query_length: return p.query_length;
+    case expr_op::key_length: return p.key_length;
+    case expr_op::scalar: return p.scalars[p.desc.captures.scalar_index(n.name)];
+    case expr_op::tensor_read: return read_tensor(p, n, x);
+    case expr_op::add: return x[0] + x[1];
+    case expr_op::sub: return x[0] - x[1];
+    case expr_op::mul: return x[0] * x[1];
+    case expr_op::div:
+      if (!integer) return x[0] / x[1];
+      return x[1] == 0 ? 0.0 : std::floor(x[0] / x[1]);
+    case expr_op::neg: return -x[0];
+    case expr_op::min: return std::min(x[0], x[1]);
+    case expr_op::max: return std::max(x[0], x[1]);
+    case expr_op::abs: return std::abs(x[0]);
+    case expr_op::exp: return std::exp(x[0]);
+    case expr_op::log: return std::log(x[0]);
+    case expr_op::tanh: return std::tanh(x[0]);
+    case expr_op::to_float: return x[0];
+    case expr_op::lt: return x[0] < x[1];
+    case expr_op::le: return x[0] <= x[1];
+    case expr_op::gt: return x[0] > x[1];
+    case expr_op::ge: return x[0] >= x[1];
+    case expr_op::eq: return x[0] == x[1];
+    case expr_op::ne: return x[0] != x[1];
+    case expr_op::logical_and: return x[0] != 0 && x[1] != 0;
+    case expr_op::logical_or: return x[0] != 0 || x[1] != 0;
+    case expr_op::logical_not: return x[0] == 0;
+    case expr_op::select: return x[0] != 0 ? x[1] : x[2];
+  }
+  throw std::logic_error("evaluate_modifier: unknown node kind");
+}
+
+}  // namespace
+
+double evaluate_modifier(const modifier_graph& graph, const attention_problem& p, const modifier_point& at) {
+  return evaluate(graph, graph.count - 1, p, at);
+}
+
+}  // namespace attngen::testing

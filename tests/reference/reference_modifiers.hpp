@@ -1,0 +1,21 @@
+#pragma once
+/// The modifier graphs of a description evaluated in float64 by a plain interpreter, independently of
+/// codegen (which lowers the same graphs to Halide): the reference's view of the DSL's semantics.
+
+#include "attngen/modifiers.hpp"
+#include "support/problem.hpp"
+
+namespace attngen::testing {
+
+/// Where a modifier is evaluated: one score of one (batch, head, query, key) of a problem.
+struct modifier_point {
+  double score = 0.0;
+  int batch = 0, head = 0, query = 0, key = 0;
+};
+
+/// The graph's value at `at`: numbers as doubles (integers exact; integer division rounds down and
+/// x / 0 is 0), booleans as 1 or 0. Captured tensors are read from `p` with indices clamped into
+/// their extents.
+double evaluate_modifier(const modifier_graph& graph, const attention_problem& p, const modifier_point& at);
+
+}  // namespace attngen::testing
