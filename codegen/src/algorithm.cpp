@@ -129,6 +129,49 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   return f;
 }
 
+// Whether any row of query tile `it` can see any key of block kb under the mask modifier. Masks of
+// positions alone are bounded at build time: Halide's interval analysis of the mask over the tile's
+// queries, heads and the block's keys gives an expression of (kb, it, g) evaluated per block. Masks
+// that read captured tensors or scalars are evaluated at run time on every (row, key) of every block,
+// once per call, into a table (keys in vector lanes; heads only when the mask reads h).
+void define_block_visibility(attention_algorithm& a) {
+  const attention_desc& desc = a.desc;
+  const Var kb = a.kb, it = a.it, g = a.g, b = a.b, lane = a.lane;
+  const int group = desc.group_size(), tile_queries = a.tiles.queries_per_tile, block_keys = a.tiles.key_block;
+  const Expr query_length = a.sources.query_length, key_length = a.sources.key_length;
+  const modifier_graph& mask = desc.mask_modifier;
+  a.block_maybe_visible = Func("block_maybe_visible");
+  if (!detail::reads(mask, expr_op::tensor_read) && !detail::reads(mask, expr_op::scalar)) {
+    const Var query("mask_q"), key("mask_kv"), head("mask_h");
+    const Expr visible = lower_modifier(mask, desc.captures, a.captures,
+                                        {Expr(), b, head, query, key, query_length, key_length});
+    Internal::Scope<Internal::Interval> scope;
+    scope.push(query.name(), Internal::Interval(it * tile_queries, min(it * tile_queries + tile_queries, query_length) - 1));
+    scope.push(key.name(), Internal::Interval(kb * block_keys, min(kb * block_keys + block_keys, key_length) - 1));
+    scope.push(head.name(), Internal::Interval(g * group, g * group + group - 1));
+    const Internal::Interval bounds = Internal::bounds_of_expr_in_scope(visible, scope);
+    a.block_maybe_visible(kb, it, g, b) = cast<uint8_t>(bounds.has_upper_bound() ? bounds.max : Internal::const_true());
+    return;
+  }
+  const int lanes = a.tiles.lanes;
+  const bool per_head = detail::reads(mask, expr_op::head);
+  const int rows = per_head ? tile_queries * group : tile_queries;
+  a.visibility_reduction = RDom(0, block_keys / lanes, 0, rows, "rvis");
+  const Expr key = kb * block_keys + a.visibility_reduction.x * lanes + lane;
+  const Expr query = it * tile_queries + (per_head ? a.visibility_reduction.y / group : a.visibility_reduction.y);
+  const Expr head = g * group + (per_head ? a.visibility_reduction.y % group : 0);
+  const Expr in_range = key < key_length && query < query_length;
+  const Expr visible = lower_modifier(mask, desc.captures, a.captures,
+                                      {Expr(), b, head, clamp(query, 0, query_length - 1),
+                                       clamp(key, 0, key_length - 1), query_length, key_length});
+  a.block_visibility_lanes = Func("block_visibility_lanes");
+  a.block_visibility_lanes(lane, kb, it, g, b) = cast<uint8_t>(0);
+  a.block_visibility_lanes(lane, kb, it, g, b) =
+      a.block_visibility_lanes(lane, kb, it, g, b) | cast<uint8_t>(in_range && visible);
+  const RDom across_lanes(0, lanes, "rvl");
+  a.block_maybe_visible(kb, it, g, b) = maximum(a.block_visibility_lanes(across_lanes, kb, it, g, b));
+}
+
 }  // namespace
 
 // bf16 is the upper half of a float32: widening shifts its bits up; narrowing rounds to nearest even
@@ -281,25 +324,34 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
 
   // A split's state (max, sum, accumulator) starts as its first block's and merges the later blocks
   // in order. A first block no row of the tile can see gives (floor, 0, 0), the empty state.
+  // With a mask modifier, blocks it hides from every row of the tile are skipped, the first one
+  // included: the state starts empty and every block is merged into it.
+  const bool skips_hidden_blocks = desc.has_mask_mod();
+  if (skips_hidden_blocks) define_block_visibility(a);
+  const int first_merged = skips_hidden_blocks ? 0 : 1;
   const Expr block_count = (key_length + block_keys - 1) / block_keys;
   const int blocks_per_split = tiles.key_blocks_per_split;
   Expr first = 0, block;
   if (blocks_per_split > 0) {
     first = s * blocks_per_split;
-    a.key_blocks = RDom(1, blocks_per_split - 1, "rk");
+    a.key_blocks = RDom(first_merged, blocks_per_split - first_merged, "rk");
     block = first + a.key_blocks;
     a.key_blocks.where(block < block_count);
   } else {
-    a.key_blocks = RDom(1, block_count - 1, "rk");
+    a.key_blocks = RDom(first_merged, block_count - first_merged, "rk");
     block = a.key_blocks;
   }
   if (desc.is_causal()) a.key_blocks.where(block * block_keys <= last_visible_key);
+  if (skips_hidden_blocks) a.key_blocks.where(a.block_maybe_visible(block, it, g, b) != 0);
   const block_funcs& first_block = a.first_block;
   const block_funcs& later = a.later_blocks;
   a.state = Func("state");
-  a.state(e, ii, it, s, g, b) =
-      Tuple(first_block.block_max(ii, first, it, g, b), first_block.block_sum(ii, first, it, g, b),
-            first_block.block_pv(e, ii, first, it, g, b));
+  if (skips_hidden_blocks)
+    a.state(e, ii, it, s, g, b) = Tuple(score_floor, 0.0f, 0.0f);
+  else
+    a.state(e, ii, it, s, g, b) =
+        Tuple(first_block.block_max(ii, first, it, g, b), first_block.block_sum(ii, first, it, g, b),
+              first_block.block_pv(e, ii, first, it, g, b));
   {
     const Expr running_max = a.state(e, ii, it, s, g, b)[0];
     const Expr running_sum = a.state(e, ii, it, s, g, b)[1];

@@ -85,9 +85,10 @@ class modifier_lowering {
     return tensor(halide_indices);
   }
 
-  // Halide's abs of an integer is unsigned; the DSL's stays signed.
+  // Halide's abs of an integer is unsigned, and Halide 14's interval analysis of it wraps when the
+  // interval spans zero: integers take max(a, -a), whose bounds are exact.
   static Expr absolute(const expr_node& node, const Expr& a) {
-    return node.kind == value_kind::integer ? cast<int>(abs(a)) : abs(a);
+    return node.kind == value_kind::integer ? max(a, -a) : abs(a);
   }
 
   const modifier_graph& graph_;

@@ -338,6 +338,14 @@ void schedule_cpu(attention_algorithm& a) {
   // stage that uses it.)
   schedule_block_funcs(a, a.first_block, block_task, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
   schedule_block_funcs(a, a.later_blocks, block_task, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
+
+  // The run-time visibility table: once per call, tiles in parallel, keys in vector lanes.
+  if (a.block_visibility_lanes.defined()) {
+    Var tasks("visibility_tasks");
+    a.block_maybe_visible.compute_root().reorder(a.kb, a.it, a.g, a.b).fuse(a.it, a.g, tasks).fuse(tasks, a.b, tasks).parallel(tasks);
+    a.block_visibility_lanes.compute_at(a.block_maybe_visible, a.kb).vectorize(a.lane);
+    a.block_visibility_lanes.update().vectorize(a.lane);
+  }
 }
 
 }  // namespace attngen::codegen

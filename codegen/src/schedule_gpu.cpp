@@ -170,6 +170,19 @@ void schedule_gpu(attention_algorithm& a) {
       .reorder(d_inner, a.j, d_outer)
       .gpu_threads(d_inner, a.j);
 
+  // The run-time visibility table: a thread per (key block, query tile), each reducing its block.
+  if (a.block_visibility_lanes.defined()) {
+    Var kbo("kbo"), kbi("kbi"), ito("ito"), iti("iti"), gb("gb");
+    a.block_maybe_visible.compute_root()
+        .split(a.kb, kbo, kbi, 8, TailStrategy::GuardWithIf)
+        .split(a.it, ito, iti, 8, TailStrategy::GuardWithIf)
+        .reorder(kbi, iti, kbo, ito, a.g, a.b)
+        .fuse(a.g, a.b, gb)
+        .gpu_blocks(kbo, ito, gb)
+        .gpu_threads(kbi, iti);
+    a.block_visibility_lanes.compute_at(a.block_maybe_visible, kbi);
+  }
+
   for (auto [f, per_block] : {std::pair<block_funcs*, LoopLevel>{&a.first_block, LoopLevel(a.state, a.it)},
                               std::pair<block_funcs*, LoopLevel>{&a.later_blocks, per_later_block}}) {
     // Scores and weights: one thread per (key, row), in shared memory for the block's later steps.

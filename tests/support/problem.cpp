@@ -120,11 +120,12 @@ attention_problem make_random_problem(const attention_desc& desc, int batch, int
       for (auto& x : values) x = uniform(rng);
       continue;
     }
+    // About four changes of id per row, so long rows have documents longer than a key block.
     const std::size_t row = std::size_t(shape.back());
     for (std::size_t start = 0; start < count; start += row) {
       int id = int(rng() % 3u);
       for (std::size_t x = 0; x < row; ++x) {
-        if (rng() % 5u == 0) id += 1 + int(rng() % 2u);
+        if (rng() % (row / 4 + 1) == 0) id += 1 + int(rng() % 2u);
         values[start + x] = float(id);
       }
     }

@@ -121,6 +121,12 @@ struct attention_algorithm {
   /// The first key block of each split starts the recurrence (no merge into an empty state: short
   /// key ranges are often one block); the later blocks are merged into it.
   block_funcs first_block, later_blocks;
+  /// (kb, it, g, b): nonzero when some row of tile `it` may see some key of block kb under the mask
+  /// modifier; defined only with one (blocks it hides are skipped).
+  Halide::Func block_maybe_visible;
+  /// (lane, kb, it, g, b): the run-time visibility table's per-lane partials; defined only for masks
+  /// that read captures (position-only masks are bounded at build time instead).
+  Halide::Func block_visibility_lanes;
   Halide::Func state;           ///< (e, ii, it, s, g, b) Tuple(running max, running sum, accumulator) of a split
   Halide::Func merged_max;      ///< (ii, it, g, b): largest of the splits' maxima
   Halide::Func merged;          ///< (e, ii, it, g, b) Tuple(sum, accumulator) of all splits at merged_max
@@ -132,6 +138,7 @@ struct attention_algorithm {
   Halide::RDom pv_reduction;     ///< over keys of a block
   Halide::RDom key_blocks;       ///< over a split's later key blocks, trimmed by causality
   Halide::RDom splits;           ///< over key splits; defined only with key_blocks_per_split > 0
+  Halide::RDom visibility_reduction;  ///< over a block's key vectors and the tile's rows (run-time visibility)
 
   /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures].
   std::vector<Halide::Argument> arguments() const;
