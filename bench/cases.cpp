@@ -1,11 +1,13 @@
 #include "cases.hpp"
 
+#include "bench_document_mask.hpp"
 #include "bench_gqa.hpp"
 #include "bench_gqa_bf16.hpp"
 #include "bench_gqa_causal.hpp"
 #include "bench_long_causal.hpp"
 #include "bench_mha_causal.hpp"
 #include "bench_mha_small.hpp"
+#include "bench_sliding_window.hpp"
 
 namespace attngen::bench {
 
@@ -22,6 +24,13 @@ double bench_case::bytes() const {
   return element * batch * (query_length * H * D + key_length * KVH * (D + Dv) + query_length * H * Dv);
 }
 
+std::vector<std::int32_t> bench_case::document_ids() const {
+  std::vector<std::int32_t> ids(std::size_t(batch) * key_length);
+  const int length = (key_length + documents - 1) / documents;
+  for (std::size_t n = 0; n < ids.size(); ++n) ids[n] = std::int32_t(int(n % std::size_t(key_length)) / length);
+  return ids;
+}
+
 const std::vector<bench_case>& all_cases() {
   // Decode rotates 4 K/V caches of 32 MiB each, more than the 32 MiB L3, so K/V come from DRAM.
   static const std::vector<bench_case> cases = {
@@ -32,6 +41,10 @@ const std::vector<bench_case>& all_cases() {
       {"decode_gqa", bench_gqa::description, &bench_gqa::run, 1, 1, 4096, 4},
       {"prefill_mha_causal", bench_mha_causal::description, &bench_mha_causal::run, 4, 512, 512},
       {"long_causal", bench_long_causal::description, &bench_long_causal::run, 1, 16384, 16384},
+      {"sliding_window_16k", bench_sliding_window::description, &bench_sliding_window::run, 1, 16384, 16384, 1, 0,
+       false},
+      {"document_mask_16k", bench_document_mask::description, &bench_document_mask::run, 1, 16384, 16384, 1, 8,
+       false},
   };
   return cases;
 }

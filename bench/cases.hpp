@@ -1,6 +1,7 @@
 #pragma once
 /// The benchmark's named cases: shapes, and the generated kernel that runs each.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,19 @@ struct bench_case {
   int batch, query_length, key_length;
   /// K/V caches cycled between timed calls so they come from DRAM (decode): 1 = no rotation.
   int rotated_caches = 1;
+  /// With a document mask: this many equal documents, their ids passed as the captured tensor.
+  int documents = 0;
+  /// The peers compute this case's attention (they have no sliding windows or document masks).
+  bool peers_compute_it = true;
 
   bool causal() const { return desc.is_causal(); }
-  /// Useful FLOPs: 2·B·H·Lq·Lk·(D + Dv), halved for causal attention with Lq == Lk.
+  /// Useful FLOPs: 2·B·H·Lq·Lk·(D + Dv), halved for causal attention with Lq == Lk (for masked
+  /// cases, the causal figure: their time is compared with long_causal's, not their FLOP/s).
   double flops() const;
   /// Bytes a call must move at least: q, k, v read once, output written once.
   double bytes() const;
+  /// With documents: the (B, Lk) document id of every key, `documents` equal runs per sequence.
+  std::vector<std::int32_t> document_ids() const;
 };
 
 /// All cases, in the order the table prints them.

@@ -45,6 +45,17 @@ std::optional<double> time_attngen_on_device(const bench_case& c, device_kind de
     k.push_back(*key);
     v.push_back(*value);
   }
+  std::vector<std::int32_t> documents;
+  if (c.documents > 0) {
+    documents = c.document_ids();
+    on_device.push_back(
+        std::make_unique<device_tensor>(make_tensor(documents.data(), dtype::i32, {B, Lk}), device));
+    if (!on_device.back()->result()) {
+      std::fprintf(stderr, "%s: %s\n", c.name.c_str(), on_device.back()->result().message().c_str());
+      return std::nullopt;
+    }
+    args.captures[0] = on_device.back()->view();
+  }
   device_tensor& output_memory = *on_device[1];
   bool failed = false;
   const double seconds = median_seconds([&](int call) {
