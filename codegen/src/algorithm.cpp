@@ -325,10 +325,11 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // A split's state (max, sum, accumulator) starts as its first block's and merges the later blocks
   // in order. A first block no row of the tile can see gives (floor, 0, 0), the empty state.
   // With a mask modifier, blocks it hides from every row of the tile are skipped, the first one
-  // included: the state starts empty and every block is merged into it.
+  // included where the state starts empty and every block is merged into it (see blocking).
   const bool skips_hidden_blocks = desc.has_mask_mod();
   if (skips_hidden_blocks) define_block_visibility(a);
-  const int first_merged = skips_hidden_blocks ? 0 : 1;
+  const bool starts_empty = skips_hidden_blocks && tiles.state_starts_empty;
+  const int first_merged = starts_empty ? 0 : 1;
   const Expr block_count = (key_length + block_keys - 1) / block_keys;
   const int blocks_per_split = tiles.key_blocks_per_split;
   Expr first = 0, block;
@@ -346,7 +347,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   const block_funcs& first_block = a.first_block;
   const block_funcs& later = a.later_blocks;
   a.state = Func("state");
-  if (skips_hidden_blocks)
+  if (starts_empty)
     a.state(e, ii, it, s, g, b) = Tuple(score_floor, 0.0f, 0.0f);
   else
     a.state(e, ii, it, s, g, b) =

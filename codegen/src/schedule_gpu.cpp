@@ -81,6 +81,7 @@ blocking gpu_blocking(const attention_desc& desc) {
   tiles.lanes = 1;
   tiles.qk = qk_layout::keys_in_lanes;
   tiles.qk_key_group = 1;
+  tiles.state_starts_empty = false;
   const int group = desc.group_size();
   tiles.queries_per_tile = std::max(1, 16 / group);
   // Fewer queries per tile where that keeps the state in shared memory (D 128 at 16 rows does not).

@@ -13,6 +13,7 @@
 #include "gpu_bf16_mqa.hpp"
 #include "gpu_awkward_dims.hpp"
 #include "gpu_gqa_causal.hpp"
+#include "gpu_modifiers.hpp"
 #include "gpu_tiny_heads_causal.hpp"
 #ifdef ATTNGEN_TEST_GPU_F16
 #include "gpu_f16_gqa.hpp"
@@ -42,7 +43,8 @@ status run_on_gpu(aot_call& call, placement where) {
     return Kernel::run(args);
   }
   std::vector<std::unique_ptr<device_tensor>> held;
-  for (tensor_view* view : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.output, &args.lse}) {
+  for (tensor_view* view : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.captures[0],
+                            &args.captures[1], &args.captures[2], &args.captures[3], &args.output, &args.lse}) {
     if (view->empty()) continue;
     held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
     REQUIRE(held.back()->result().ok());
@@ -110,6 +112,11 @@ TEST_CASE(GPU_CASE("f16 GQA matches the reference"), "[gpu]") {
 TEST_CASE(GPU_CASE("head dims 5/3 MQA causal matches the reference"), "[gpu]") {
   check_on_gpu<gpu_tiny_heads_causal>(2, 19, 19, placement::device_tensors);
   check_on_gpu<gpu_tiny_heads_causal>(1, 5, 12, placement::host_tensors_copied);
+}
+
+TEST_CASE(GPU_CASE("modifiers (document mask, causal mask, ALiBi, run-time softcap) match the reference"), "[gpu]") {
+  check_on_gpu<gpu_modifiers>(2, 70, 70, placement::device_tensors);
+  check_on_gpu<gpu_modifiers>(1, 33, 33, placement::host_tensors_copied);
 }
 
 TEST_CASE(GPU_CASE("no keys on device tensors gives output 0 and lse -inf"), "[gpu][limits]") {

@@ -15,6 +15,18 @@ aot_call::aot_call(const attention_problem& p) : p_(p) {
   mask_ = encode(t, p.mask);
   output_.assign(p.output_size() * size_of(t), 0);
   lse_.assign(p.desc.lse_output ? p.lse_size() : 0, 0.0f);
+  for (int n = 0; n < p.desc.captures.tensor_count; ++n) {
+    const std::vector<float>& values = p.captures[n];
+    std::vector<std::uint8_t>& bytes = captures_.emplace_back(values.size() * 4);
+    for (std::size_t x = 0; x < values.size(); ++x) {
+      if (p.desc.captures.tensors[n].type == capture_type::i32) {
+        const std::int32_t value = std::int32_t(values[x]);
+        std::memcpy(bytes.data() + 4 * x, &value, 4);
+      } else {
+        std::memcpy(bytes.data() + 4 * x, &values[x], 4);
+      }
+    }
+  }
 }
 
 attention_args aot_call::args() {
@@ -35,6 +47,21 @@ attention_args aot_call::args() {
   if (d.has_key_padding_mask()) a.key_padding = make_tensor(p_.key_padding.data(), {B, Lk});
   a.output = make_tensor(output_.data(), t, {B, Lq, H, Dv});
   if (d.lse_output) a.lse = make_tensor(lse_.data(), {B, H, Lq});
+  for (int n = 0; n < d.captures.tensor_count; ++n) {
+    const std::vector<int> shape = p_.capture_shape(n);
+    tensor_view view;
+    view.data = captures_[n].data();
+    view.type = d.captures.tensors[n].type == capture_type::i32 ? dtype::i32 : dtype::f32;
+    view.rank = int(shape.size());
+    std::int64_t stride = 1;
+    for (int x = view.rank - 1; x >= 0; --x) {
+      view.shape[x] = shape[x];
+      view.strides[x] = stride;
+      stride *= shape[x];
+    }
+    a.captures[n] = view;
+  }
+  for (std::size_t n = 0; n < p_.scalars.size(); ++n) a.scalars[n] = p_.scalars[n];
   return a;
 }
 

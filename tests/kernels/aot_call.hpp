@@ -25,6 +25,7 @@ class aot_call {
  private:
   const attention_problem& p_;
   std::vector<std::uint8_t> q_, k_, v_, mask_, output_;
+  std::vector<std::vector<std::uint8_t>> captures_;  ///< i32 or f32 bytes, per captured tensor
   std::vector<float> lse_;
 };
 

@@ -55,6 +55,20 @@ inline constexpr auto module_bf16_gqa = attngen::multihead_attention()
                                             .attn_mask(attngen::mask_kind::boolean, attngen::attn_mask_shape::l_s)
                                             .need_weights(attngen::weights_output::per_head);
 
+/// Modifiers through the real path: packed documents (a captured i32 tensor), causal as a mask,
+/// ALiBi and a run-time softcap.
+inline constexpr auto document = attngen::tensor<attngen::capture_type::i32>("document", attngen::dim::batch,
+                                                                            attngen::dim::key_length);
+inline constexpr auto cap = attngen::scalar("cap");
+inline constexpr auto modifiers = attngen::attention()
+                                      .heads(6)
+                                      .kv_heads(2)
+                                      .head_dim(40)
+                                      .capture(document)
+                                      .capture(cap)
+                                      .mask_mod(attngen::document_mask(document) && attngen::causal_mask(attngen::top_left))
+                                      .score_mod(attngen::softcap(cap) + attngen::alibi(6) - attngen::mod::score);
+
 /// Awkward sizes for GPU tiles: head dims that fill no warp, Dv wider than D, a per-head mask and
 /// keep-polarity padding.
 inline constexpr auto awkward_dims = attngen::attention()

@@ -161,7 +161,8 @@ inline void append_cpp(const modifier_graph& g, const capture_table& captures, i
 // A recursive-descent parser of the prefix form, appending nodes operands first.
 class modifier_parser {
  public:
-  modifier_parser(std::string_view text, modifier_graph& graph) : text_(text), graph_(graph) {}
+  modifier_parser(std::string_view text, const capture_table& captures, modifier_graph& graph)
+      : text_(text), captures_(captures), graph_(graph) {}
 
   // Empty on success, otherwise what is wrong and at which column.
   std::string parse() {
@@ -175,7 +176,7 @@ class modifier_parser {
 
  private:
   std::string fail(const std::string& why) {
-    if (error_.empty()) error_ = why + " at column " + std::to_string(at_ + 1);
+    if (error_.empty()) error_ = why + " at character " + std::to_string(at_ + 1) + " of the expression";
     return error_;
   }
   void skip_spaces() {
@@ -239,7 +240,15 @@ class modifier_parser {
       }
       expr_node node{is_tensor ? expr_op::tensor_read : expr_op::scalar, value_kind::floating};
       node.name = capture_name::of(name);
-      if (is_tensor && parse_operands(node) < 0) return -1;
+      if (is_tensor) {
+        const int t = captures_.tensor_index(node.name);
+        if (t < 0) {
+          fail("tensor `" + std::string(name) + "` is not declared (a `tensor =` line before it)");
+          return -1;
+        }
+        node.kind = captures_.tensors[t].type == capture_type::i32 ? value_kind::integer : value_kind::floating;
+        if (parse_operands(node) < 0) return -1;
+      }
       return add(node);
     }
     const std::string_view w = word();
@@ -327,6 +336,7 @@ class modifier_parser {
   }
 
   std::string_view text_;
+  const capture_table& captures_;
   modifier_graph& graph_;
   std::size_t at_ = 0;
   std::string error_;
@@ -348,19 +358,10 @@ inline std::string to_cpp(const modifier_graph& g, const capture_table& captures
   return out;
 }
 
-/// Parses the prefix form into `graph`; returns an empty string, or what is wrong and where. Tensor
-/// reads take their kind from `captures` (declared before the modifier).
+/// Parses the prefix form into `graph`; returns an empty string, or what is wrong and at which
+/// character of the expression. Tensor reads take their kind from `captures` (declared before).
 inline std::string parse_modifier(std::string_view text, const capture_table& captures, modifier_graph& graph) {
-  std::string error = detail::modifier_parser(text, graph).parse();
-  if (!error.empty()) return error;
-  for (int n = 0; n < graph.count; ++n) {
-    expr_node& node = graph.nodes[n];
-    if (node.op != expr_op::tensor_read) continue;
-    const int t = captures.tensor_index(node.name);
-    if (t < 0) return "tensor `" + std::string(node.name.view()) + "` is not declared (a `tensor =` line before it)";
-    node.kind = captures.tensors[t].type == capture_type::i32 ? value_kind::integer : value_kind::floating;
-  }
-  return {};
+  return detail::modifier_parser(text, captures, graph).parse();
 }
 
 /// `doc i32 batch key_length`: a tensor declaration's text form.

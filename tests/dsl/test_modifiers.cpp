@@ -1,0 +1,99 @@
+// The modifier DSL: expressions build the graphs the generator lowers, the text form carries them
+// exactly, and the description rules catch what the C++ types cannot.
+#include <catch2/catch.hpp>
+
+#include "attngen/attngen.hpp"
+
+using namespace attngen;
+using namespace attngen::mod;
+
+namespace {
+constexpr auto document = tensor<capture_type::i32>("document", dim::batch, dim::key_length);
+constexpr auto table = tensor<capture_type::f32>("table", dim::heads, dim::fixed(9));
+constexpr auto cap = scalar("cap");
+constexpr auto base = attention().heads(4).kv_heads(2).head_dim(32);
+}  // namespace
+
+TEST_CASE("modifier expressions build post-order graphs whose root is the last node", "[dsl][modifiers]") {
+  constexpr auto e = kv <= q + 3;
+  STATIC_REQUIRE(e.graph.count == 5);
+  STATIC_REQUIRE(e.graph.root().op == expr_op::le);
+  STATIC_REQUIRE(e.graph.root().kind == value_kind::boolean);
+  STATIC_REQUIRE(e.graph.nodes[e.graph.root().operands[1]].op == expr_op::add);
+}
+
+TEST_CASE("an integer mixed with a float is converted to float by a to_float node", "[dsl][modifiers]") {
+  constexpr auto e = kv + 0.5f;
+  STATIC_REQUIRE(decltype(e)::kind == value_kind::floating);
+  STATIC_REQUIRE(e.graph.nodes[e.graph.root().operands[0]].op == expr_op::to_float);
+}
+
+TEST_CASE("tensor reads take their kind from the tensor's type", "[dsl][modifiers]") {
+  STATIC_REQUIRE(decltype(document(b, q))::kind == value_kind::integer);
+  STATIC_REQUIRE(decltype(table(h, kv))::kind == value_kind::floating);
+}
+
+TEST_CASE("text form round-trips modifiers and captures exactly", "[dsl][modifiers][text]") {
+  const auto desc = base.capture(document)
+                        .capture(table)
+                        .capture(cap)
+                        .mask_mod(document_mask(document) && sliding_window(64, 3) && !(kv / 7 == -2))
+                        .score_mod(softcap(cap) + relative_position_bias(table, 4) + alibi(4) * 0.0f);
+  const auto parsed = parse_description(to_text(desc));
+  INFO(to_text(desc));
+  REQUIRE(parsed.error.empty());
+  CHECK(parsed.desc.captures == desc.captures);
+  CHECK(parsed.desc.score_modifier == desc.score_modifier);
+  CHECK(parsed.desc.mask_modifier == desc.mask_modifier);
+}
+
+TEST_CASE("text form of a modifier reads as prefix calls", "[dsl][modifiers][text]") {
+  CHECK(to_text((kv <= q + (kv_len - q_len)).graph) == "le(kv, add(q, sub(kv_len, q_len)))");
+  CHECK(to_text((cap() * tanh(score / cap())).graph) == "mul($cap, tanh(div(score, $cap)))");
+  CHECK(to_text((document(b, q) == 3).graph) == "eq(@document(b, q), 3)");
+}
+
+TEST_CASE("text form names the line and the character of a malformed modifier", "[dsl][modifiers][text]") {
+  const auto parsed = parse_description("heads = 4\nhead_dim = 32\nmask_mod = and(le(kv, q), nonsense)\n");
+  CHECK(parsed.error == "line 3: mask_mod: unknown name `nonsense` at character 24 of the expression");
+}
+
+TEST_CASE("text form rejects a modifier of the wrong kind", "[dsl][modifiers][text]") {
+  CHECK(parse_description("heads = 4\nhead_dim = 32\nscore_mod = le(kv, q)\n").error ==
+        "line 3: score_mod must be a number expression");
+  CHECK(parse_description("heads = 4\nhead_dim = 32\nmask_mod = add(kv, 1.5f)\n").error ==
+        "line 3: mask_mod: operands must be two integers or two floats at character 14 of the expression");
+}
+
+TEST_CASE("text form rejects a read of a tensor declared nowhere", "[dsl][modifiers][text]") {
+  CHECK(parse_description("heads = 4\nhead_dim = 32\nmask_mod = eq(@doc(b, q), 1)\n").error ==
+        "line 3: mask_mod: tensor `doc` is not declared (a `tensor =` line before it) at character 8 of the "
+        "expression");
+}
+
+TEST_CASE("a tensor read with the wrong number of indices breaks a description rule", "[dsl][modifiers]") {
+  constexpr auto desc = base.capture(document).mask_mod(document(b) == 0);
+  CHECK(first_problem(desc) ==
+        "a captured tensor is read with a different number of indices than its declared dimensions");
+}
+
+TEST_CASE("captures need distinct identifier names", "[dsl][modifiers]") {
+  constexpr auto twice = base.capture(document).capture(tensor<capture_type::f32>("document", dim::batch));
+  CHECK(first_problem(twice) == "captured tensors and scalars need distinct names: identifiers of at most 15 characters");
+  constexpr auto long_name = base.capture(scalar("a_name_far_too_long"));
+  CHECK(first_problem(long_name) ==
+        "captured tensors and scalars need distinct names: identifiers of at most 15 characters");
+}
+
+TEST_CASE("at most four scalars can be captured", "[dsl][modifiers]") {
+  constexpr auto desc = base.capture(scalar("a")).capture(scalar("b")).capture(scalar("c")).capture(scalar("d")).capture(
+      scalar("e"));
+  CHECK(first_problem(desc) == "at most 4 tensors and 4 scalars can be captured");
+}
+
+TEST_CASE("a modifier larger than 40 nodes breaks a description rule", "[dsl][modifiers]") {
+  constexpr auto e = kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv + kv +
+                     kv + kv + kv;
+  constexpr auto desc = base.mask_mod(e > q);
+  CHECK(first_problem(desc) == "a modifier expression has more than 40 nodes");
+}
