@@ -243,19 +243,29 @@ class gpu_call {
   std::vector<halide_buffer_t*> wrapped_, copied_, host_outputs_;
 };
 
+// Where a call runs: where its (validated, all on one device) tensors are, or where the options
+// send host tensors.
+device_kind device_of_call(const tensor_view& first_tensor, const gpu_options& gpu) {
+  return first_tensor.device != device_kind::host ? first_tensor.device : gpu.run_host_tensors_on;
+}
+
+// The kernel's code for `device`, or device_not_generated naming the tensor that decided the device.
+template <typename Entry>
+status entry_for(device_kind device, const kernel_entries<Entry>& entries, const char* first_tensor, Entry& entry) {
+  entry = device == device_kind::host ? entries.cpu : device == device_kind::cuda ? entries.cuda : entries.opencl;
+  if (entry != nullptr) return {};
+  return status(error_code::device_not_generated,
+                std::string(first_tensor) + ": the call runs on " + name_of(device) +
+                    ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
+}
+
 }  // namespace
 
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries) {
   if (status s = validate(desc, args); !s) return s;
-  const device_kind device = args.q.device != device_kind::host ? args.q.device : args.gpu.run_host_tensors_on;
-  generated_entry entry = entries.cpu;
-  if (device != device_kind::host) {
-    entry = device == device_kind::cuda ? entries.cuda : entries.opencl;
-    if (entry == nullptr)
-      return status(error_code::device_not_generated,
-                    std::string("q: the call runs on ") + name_of(device) +
-                        ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
-  }
+  const device_kind device = device_of_call(args.q, args.gpu);
+  generated_entry entry = nullptr;
+  if (status s = entry_for(device, entries, "q", entry); !s) return s;
   const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
   if (batch == 0 || queries == 0) return {};
 
@@ -298,15 +308,9 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 
 status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries) {
   if (status s = validate(desc, args); !s) return s;
-  const device_kind device = args.query.device != device_kind::host ? args.query.device : args.gpu.run_host_tensors_on;
-  generated_module_entry entry = entries.cpu;
-  if (device != device_kind::host) {
-    entry = device == device_kind::cuda ? entries.cuda : entries.opencl;
-    if (entry == nullptr)
-      return status(error_code::device_not_generated,
-                    std::string("query: the call runs on ") + name_of(device) +
-                        ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
-  }
+  const device_kind device = device_of_call(args.query, args.gpu);
+  generated_module_entry entry = nullptr;
+  if (status s = entry_for(device, entries, "query", entry); !s) return s;
   const module_lengths lengths = lengths_of(args, desc);
   if (lengths.batch == 0 || lengths.queries == 0) return {};
 
