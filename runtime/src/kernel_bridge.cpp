@@ -243,6 +243,38 @@ class gpu_call {
   std::vector<halide_buffer_t*> wrapped_, copied_, host_outputs_;
 };
 
+// The Halide buffers of a call's views, in order, empty views skipped: each attached where the call
+// runs (views from `first_output` on are outputs). Held here for the call's duration.
+template <int N>
+class kernel_buffers {
+ public:
+  status attach(gpu_call& gpu, const tensor_view* const (&views)[N], int first_output, bool on_gpu) {
+    for (int n = 0; n < N; ++n) {
+      if (views[n]->empty()) continue;
+      halide_view& view = held_[count_].emplace(*views[n], on_gpu);
+      if (status s = gpu.attach(view, *views[n], n >= first_output); !s) return s;
+      buffers_[count_++] = &view.buffer;
+    }
+    return {};
+  }
+  halide_buffer_t* const* data() const { return buffers_; }
+
+ private:
+  std::optional<halide_view> held_[N];
+  halide_buffer_t* buffers_[N] = {};
+  int count_ = 0;
+};
+
+// A call's context: on a GPU, with the app's CUDA context and stream when it gives them.
+call_context context_for(device_kind device, const gpu_options& gpu) {
+  call_context context;
+  if (device != device_kind::host) {
+    context.cuda_context = gpu.cuda_context;
+    context.cuda_stream = gpu.cuda_stream;
+  }
+  return context;
+}
+
 // Where a call runs: where its (validated, all on one device) tensors are, or where the options
 // send host tensors.
 device_kind device_of_call(const tensor_view& first_tensor, const gpu_options& gpu) {
@@ -276,14 +308,8 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   const tensor_view* views[] = {&args.q,           &args.k,           &args.v,           &args.mask,
                                 &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
                                 &args.captures[3], &scalars,          &args.output,      &args.lse};
-  constexpr int view_count = int(std::size(views));
-  constexpr int first_output = view_count - 2;
-  const bool on_gpu = device != device_kind::host;
-  call_context context;
-  if (on_gpu) {
-    context.cuda_context = args.gpu.cuda_context;
-    context.cuda_stream = args.gpu.cuda_stream;
-  }
+  constexpr int first_output = int(std::size(views)) - 2;
+  call_context context = context_for(device, args.gpu);
   gpu_call gpu(context, device);
   if (keys == 0) {
     // No keys: every row is fully masked, which the documented semantics define as 0 and -inf.
@@ -292,16 +318,9 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
     return {};
   }
 
-  std::optional<halide_view> held[view_count];
-  halide_buffer_t* buffers[view_count];
-  int count = 0;
-  for (int n = 0; n < view_count; ++n) {
-    if (views[n]->empty()) continue;
-    halide_view& view = held[count].emplace(*views[n], on_gpu);
-    if (status s = gpu.attach(view, *views[n], n >= first_output); !s) return s;
-    buffers[count++] = &view.buffer;
-  }
-  int result = entry(&context, buffers);
+  kernel_buffers<int(std::size(views))> buffers;
+  if (status s = buffers.attach(gpu, views, first_output, device != device_kind::host); !s) return s;
+  int result = entry(&context, buffers.data());
   if (result == 0) result = gpu.copy_outputs_back();
   return finish_call(context, result);
 }
@@ -314,12 +333,7 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
   const module_lengths lengths = lengths_of(args, desc);
   if (lengths.batch == 0 || lengths.queries == 0) return {};
 
-  const bool on_gpu = device != device_kind::host;
-  call_context context;
-  if (on_gpu) {
-    context.cuda_context = args.gpu.cuda_context;
-    context.cuda_stream = args.gpu.cuda_stream;
-  }
+  call_context context = context_for(device, args.gpu);
   gpu_call gpu(context, device);
   if (lengths.keys == 0) {
     // No keys: every query is fully masked, its attention 0, its output the output projection's bias.
@@ -336,19 +350,11 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
                                 &w.v_bias,        &w.bias_k,       &w.bias_v,      &w.out_weight,
                                 &w.out_bias,      &args.key_padding_mask, &args.attn_mask, &args.output,
                                 &args.attn_weights};
-  constexpr int max_buffers = sizeof(views) / sizeof(views[0]);
-  constexpr int first_output = max_buffers - 2;
+  constexpr int first_output = int(std::size(views)) - 2;
   // Validation has checked that exactly the tensors the description takes are given, in this order.
-  std::optional<halide_view> held[max_buffers];
-  halide_buffer_t* buffers[max_buffers];
-  int count = 0;
-  for (int n = 0; n < max_buffers; ++n) {
-    if (views[n]->empty()) continue;
-    halide_view& view = held[count].emplace(*views[n], on_gpu);
-    if (status s = gpu.attach(view, *views[n], n >= first_output); !s) return s;
-    buffers[count++] = &view.buffer;
-  }
-  int result = entry(&context, buffers, args.training, args.seed);
+  kernel_buffers<int(std::size(views))> buffers;
+  if (status s = buffers.attach(gpu, views, first_output, device != device_kind::host); !s) return s;
+  int result = entry(&context, buffers.data(), args.training, args.seed);
   if (result == 0) result = gpu.copy_outputs_back();
   return finish_call(context, result);
 }

@@ -33,7 +33,8 @@ status validate(const attention_desc& desc, const attention_args& args) {
       {capture_name_of(3), args.captures[3], captures.tensor_count > 3, "captured tensor in this slot"},
       {"output", args.output, true, ""},
       {"lse", args.lse, desc.lse_output, "log-sum-exp output"}};
-  constexpr int first_output = 9;
+  // The outputs, output and lse, come last.
+  constexpr int first_output = int(std::size(all)) - 2;
   for (const auto& p : all)
     if (status s = check_presence(p); !s) return s;
   if (status s = check_same_device(all, int(std::size(all))); !s) return s;

@@ -175,6 +175,11 @@ class modifier_parser {
   }
 
  private:
+  // Records why the parse stops (the first reason only); false, for checks that read `ok || reject(...)`.
+  bool reject(const std::string& why) {
+    fail(why);
+    return false;
+  }
   std::string fail(const std::string& why) {
     if (error_.empty()) error_ = why + " at character " + std::to_string(at_ + 1) + " of the expression";
     return error_;
@@ -302,35 +307,36 @@ class modifier_parser {
       case expr_op::add: case expr_op::sub: case expr_op::mul: case expr_op::div: case expr_op::min:
       case expr_op::max:
         if (!wants(2)) return false;
-        if (kind(0) != kind(1) || kind(0) == value_kind::boolean) return fail("operands must be two integers or two floats").empty();
+        if (kind(0) != kind(1) || kind(0) == value_kind::boolean)
+          return reject("operands must be two integers or two floats");
         node.kind = kind(0);
         return true;
       case expr_op::neg: case expr_op::abs:
         if (!wants(1)) return false;
         node.kind = kind(0);
-        return kind(0) != value_kind::boolean || fail("operand must be a number").empty();
+        return kind(0) != value_kind::boolean || reject("operand must be a number");
       case expr_op::exp: case expr_op::log: case expr_op::tanh:
         node.kind = value_kind::floating;
-        return wants(1) && (kind(0) == value_kind::floating || fail("operand must be a float").empty());
+        return wants(1) && (kind(0) == value_kind::floating || reject("operand must be a float"));
       case expr_op::to_float:
         node.kind = value_kind::floating;
-        return wants(1) && (kind(0) == value_kind::integer || fail("operand must be an integer").empty());
+        return wants(1) && (kind(0) == value_kind::integer || reject("operand must be an integer"));
       case expr_op::lt: case expr_op::le: case expr_op::gt: case expr_op::ge: case expr_op::eq: case expr_op::ne:
         node.kind = value_kind::boolean;
         return wants(2) && ((kind(0) == kind(1) && kind(0) != value_kind::boolean) ||
-                            fail("comparisons take two integers or two floats").empty());
+                            reject("comparisons take two integers or two floats"));
       case expr_op::logical_and: case expr_op::logical_or:
         node.kind = value_kind::boolean;
         return wants(2) && ((kind(0) == value_kind::boolean && kind(1) == value_kind::boolean) ||
-                            fail("operands must be booleans").empty());
+                            reject("operands must be booleans"));
       case expr_op::logical_not:
         node.kind = value_kind::boolean;
-        return wants(1) && (kind(0) == value_kind::boolean || fail("operand must be a boolean").empty());
+        return wants(1) && (kind(0) == value_kind::boolean || reject("operand must be a boolean"));
       case expr_op::select:
         if (!wants(3)) return false;
         node.kind = kind(1);
         return (kind(0) == value_kind::boolean && kind(1) == kind(2)) ||
-               fail("select takes a boolean and two values of one kind").empty();
+               reject("select takes a boolean and two values of one kind");
       default: return true;
     }
   }
