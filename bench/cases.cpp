@@ -1,5 +1,7 @@
 #include "cases.hpp"
 
+#include <algorithm>
+
 #include "bench_document_mask.hpp"
 #include "bench_gqa.hpp"
 #include "bench_gqa_bf16.hpp"
@@ -11,10 +13,26 @@
 
 namespace attngen::bench {
 
+namespace {
+// Pairs a causal (top-left) square of `length` queries sees, with a left window if nonzero.
+double causal_pairs(double length, double window) {
+  if (window <= 0 || window >= length) return length * (length + 1) / 2;
+  return window * (window + 1) / 2 + (length - window) * (window + 1);
+}
+}  // namespace
+
+double bench_case::visible_pairs() const {
+  if (!causal()) return double(query_length) * key_length;
+  if (documents == 0) return causal_pairs(query_length, window);
+  const int length = (key_length + documents - 1) / documents;
+  double pairs = 0;
+  for (int start = 0; start < key_length; start += length) pairs += causal_pairs(std::min(length, key_length - start), 0);
+  return pairs;
+}
+
 double bench_case::flops() const {
   const double dims = desc.qk_head_dim + desc.effective_v_head_dim();
-  const double full = 2.0 * batch * desc.num_heads * double(query_length) * key_length * dims;
-  return causal() ? full / 2 : full;
+  return 2.0 * batch * desc.num_heads * visible_pairs() * dims;
 }
 
 double bench_case::bytes() const {
@@ -42,7 +60,7 @@ const std::vector<bench_case>& all_cases() {
       {"prefill_mha_causal", bench_mha_causal::description, &bench_mha_causal::run, 4, 512, 512},
       {"long_causal", bench_long_causal::description, &bench_long_causal::run, 1, 16384, 16384},
       {"sliding_window_16k", bench_sliding_window::description, &bench_sliding_window::run, 1, 16384, 16384, 1, 0,
-       false},
+       false, 1024},
       {"document_mask_16k", bench_document_mask::description, &bench_document_mask::run, 1, 16384, 16384, 1, 8,
        false},
   };

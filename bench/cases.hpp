@@ -22,10 +22,14 @@ struct bench_case {
   int documents = 0;
   /// The peers compute this case's attention (they have no sliding windows or document masks).
   bool peers_compute_it = true;
+  /// With a sliding window: the keys left of the diagonal a query sees (it is causal too).
+  int window = 0;
 
   bool causal() const { return desc.is_causal(); }
-  /// Useful FLOPs: 2·B·H·Lq·Lk·(D + Dv), halved for causal attention with Lq == Lk (for masked
-  /// cases, the causal figure: their time is compared with long_causal's, not their FLOP/s).
+  /// (query, key) pairs a head computes: Lq·Lk, or the pairs the causal mask, the window or the
+  /// documents leave visible.
+  double visible_pairs() const;
+  /// Useful FLOPs: 2·B·H·(D + Dv) per visible pair.
   double flops() const;
   /// Bytes a call must move at least: q, k, v read once, output written once.
   double bytes() const;

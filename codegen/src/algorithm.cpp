@@ -43,9 +43,17 @@ Expr additive_mask_at(const ImageParam& mask, mask_shape shape, Expr key, Expr q
   return Expr();
 }
 
-// True where the key is excluded for the query by its position or causality, or by the sources' mask.
+// True where the mask modifier hides the key from the query (indices clamped into range).
+Expr modifier_hides(const attention_algorithm& a, Expr key_clamped, Expr query_clamped, Expr head, Expr batch) {
+  const modifier_leaves at{Expr(), batch, head, query_clamped, key_clamped, a.sources.query_length,
+                           a.sources.key_length};
+  return !lower_modifier(a.desc.mask_modifier, a.desc.captures, a.captures, at);
+}
+
+// True where the key is excluded for the query by its position or causality, or by the sources' mask,
+// or (with `with_modifier`) by the mask modifier.
 Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Expr key_clamped, Expr query_clamped,
-                         Expr head, Expr batch) {
+                         Expr head, Expr batch, bool with_modifier = true) {
   const attention_sources& src = a.sources;
   Expr masked = key >= src.key_length;
   if (a.desc.is_causal()) {
@@ -54,10 +62,7 @@ Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Exp
     masked = masked || after_diagonal;
   }
   if (src.hidden.defined()) masked = masked || src.hidden(key_clamped, query_clamped, head, batch);
-  if (a.desc.has_mask_mod()) {
-    const modifier_leaves at{Expr(), batch, head, query_clamped, key_clamped, src.query_length, src.key_length};
-    masked = masked || !lower_modifier(a.desc.mask_modifier, a.desc.captures, a.captures, at);
-  }
+  if (with_modifier && a.desc.has_mask_mod()) masked = masked || modifier_hides(a, key_clamped, query_clamped, head, batch);
   return masked;
 }
 
@@ -75,8 +80,10 @@ struct tile_indices {
   Expr query, head, query_clamped, key, key_clamped;
 };
 
-// One key block's Funcs, named with `prefix`.
-block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices& at, const std::string& prefix) {
+// One key block's Funcs, named with `prefix`. With `modifier_per_block`, the mask modifier is applied
+// only to blocks that block_visibility says it partly hides.
+block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices& at, const std::string& prefix,
+                               bool modifier_per_block) {
   const Var e = a.e, j = a.j, ii = a.ii, kb = a.kb, it = a.it, g = a.g, b = a.b, lane = a.lane;
   const int lanes = a.tiles.lanes;
   block_funcs f;
@@ -85,7 +92,8 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
   Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.key_clamped, at.query_clamped, at.head, b);
-  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b);
+  Expr masked =
+      structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b, !modifier_per_block);
   if (a.sources.additive.defined()) {
     Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, b);
     raw_score += bias;
@@ -93,6 +101,15 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   }
   f.score = Func(prefix + "score");
   f.score(j, ii, kb, it, g, b) = select(masked, masked_score, raw_score);
+  if (modifier_per_block) {
+    f.modifier_masked_keys = RDom(0, a.tiles.key_block, prefix + "rmask");
+    f.modifier_masked_keys.where((a.block_visibility(kb, it, g, b) & some_key_hidden) != 0);
+    const RVar key_in_block = f.modifier_masked_keys.x;
+    const Expr key_clamped = clamp(kb * a.tiles.key_block + key_in_block, 0, a.sources.key_length - 1);
+    f.score(key_in_block, ii, kb, it, g, b) =
+        select(modifier_hides(a, key_clamped, at.query_clamped, at.head, b), masked_score,
+               f.score(key_in_block, ii, kb, it, g, b));
+  }
 
   // Row maximum of a block: lane-parallel partial maxima, then across lanes.
   f.block_max_lanes = Func(prefix + "block_max_lanes");
@@ -129,18 +146,21 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   return f;
 }
 
-// Whether any row of query tile `it` can see any key of block kb under the mask modifier. Masks of
-// positions alone are bounded at build time: Halide's interval analysis of the mask over the tile's
-// queries, heads and the block's keys gives an expression of (kb, it, g) evaluated per block. Masks
-// that read captured tensors or scalars are evaluated at run time on every (row, key) of every block,
-// once per call, into a table (keys in vector lanes; heads only when the mask reads h).
+// What the mask modifier shows of key block kb to the rows of query tile `it` (visibility_bits).
+// Masks of positions alone are bounded at build time: Halide's interval analysis of the mask over the
+// tile's queries, heads and the block's keys gives expressions of (kb, it, g) evaluated per block
+// (a bound it cannot find counts as "maybe"). Masks that read captured tensors or scalars are
+// evaluated at run time on every (row, key) of every block, once per call, into a table (keys in
+// vector lanes; heads only when the mask reads h). Keys past Lk and rows past Lq count as neither.
 void define_block_visibility(attention_algorithm& a) {
   const attention_desc& desc = a.desc;
   const Var kb = a.kb, it = a.it, g = a.g, b = a.b, lane = a.lane;
   const int group = desc.group_size(), tile_queries = a.tiles.queries_per_tile, block_keys = a.tiles.key_block;
   const Expr query_length = a.sources.query_length, key_length = a.sources.key_length;
   const modifier_graph& mask = desc.mask_modifier;
-  a.block_maybe_visible = Func("block_maybe_visible");
+  const Expr visible_bit = cast<uint8_t>(some_key_visible), hidden_bit = cast<uint8_t>(some_key_hidden);
+  const Expr no_bits = cast<uint8_t>(0);
+  a.block_visibility = Func("block_visibility");
   if (!detail::reads(mask, expr_op::tensor_read) && !detail::reads(mask, expr_op::scalar)) {
     const Var query("mask_q"), key("mask_kv"), head("mask_h");
     const Expr visible = lower_modifier(mask, desc.captures, a.captures,
@@ -150,7 +170,9 @@ void define_block_visibility(attention_algorithm& a) {
     scope.push(key.name(), Internal::Interval(kb * block_keys, min(kb * block_keys + block_keys, key_length) - 1));
     scope.push(head.name(), Internal::Interval(g * group, g * group + group - 1));
     const Internal::Interval bounds = Internal::bounds_of_expr_in_scope(visible, scope);
-    a.block_maybe_visible(kb, it, g, b) = cast<uint8_t>(bounds.has_upper_bound() ? bounds.max : Internal::const_true());
+    const Expr some_visible = bounds.has_upper_bound() ? bounds.max : Internal::const_true();
+    const Expr all_visible = bounds.has_lower_bound() ? bounds.min : Internal::const_false();
+    a.block_visibility(kb, it, g, b) = select(some_visible, visible_bit, no_bits) | select(all_visible, no_bits, hidden_bit);
     return;
   }
   const int lanes = a.tiles.lanes;
@@ -165,11 +187,12 @@ void define_block_visibility(attention_algorithm& a) {
                                       {Expr(), b, head, clamp(query, 0, query_length - 1),
                                        clamp(key, 0, key_length - 1), query_length, key_length});
   a.block_visibility_lanes = Func("block_visibility_lanes");
-  a.block_visibility_lanes(lane, kb, it, g, b) = cast<uint8_t>(0);
+  a.block_visibility_lanes(lane, kb, it, g, b) = no_bits;
   a.block_visibility_lanes(lane, kb, it, g, b) =
-      a.block_visibility_lanes(lane, kb, it, g, b) | cast<uint8_t>(in_range && visible);
+      a.block_visibility_lanes(lane, kb, it, g, b) | select(!in_range, no_bits, visible, visible_bit, hidden_bit);
   const RDom across_lanes(0, lanes, "rvl");
-  a.block_maybe_visible(kb, it, g, b) = maximum(a.block_visibility_lanes(across_lanes, kb, it, g, b));
+  const Expr lane_bits = a.block_visibility_lanes(across_lanes, kb, it, g, b);
+  a.block_visibility(kb, it, g, b) = maximum(lane_bits & visible_bit) | maximum(lane_bits & hidden_bit);
 }
 
 }  // namespace
@@ -319,16 +342,16 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     a.pv_reduction.where(kb * block_keys + a.pv_reduction <= last_visible_key);
   }
   const tile_indices indices{query, head, query_clamped, key, key_clamped};
-  a.first_block = define_block_funcs(a, indices, "first_");
-  a.later_blocks = define_block_funcs(a, indices, "");
-
   // A split's state (max, sum, accumulator) starts as its first block's and merges the later blocks
   // in order. A first block no row of the tile can see gives (floor, 0, 0), the empty state.
   // With a mask modifier, blocks it hides from every row of the tile are skipped, the first one
-  // included where the state starts empty and every block is merged into it (see blocking).
+  // included: the state then starts empty and every block is merged into it. Blocks it shows whole to
+  // every row skip its per-key evaluation.
   const bool skips_hidden_blocks = desc.has_mask_mod();
   if (skips_hidden_blocks) define_block_visibility(a);
-  const bool starts_empty = skips_hidden_blocks && tiles.state_starts_empty;
+  a.first_block = define_block_funcs(a, indices, "first_", false);
+  a.later_blocks = define_block_funcs(a, indices, "", skips_hidden_blocks);
+  const bool starts_empty = skips_hidden_blocks;
   const int first_merged = starts_empty ? 0 : 1;
   const Expr block_count = (key_length + block_keys - 1) / block_keys;
   const int blocks_per_split = tiles.key_blocks_per_split;
@@ -343,7 +366,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     block = a.key_blocks;
   }
   if (desc.is_causal()) a.key_blocks.where(block * block_keys <= last_visible_key);
-  if (skips_hidden_blocks) a.key_blocks.where(a.block_maybe_visible(block, it, g, b) != 0);
+  if (skips_hidden_blocks) a.key_blocks.where((a.block_visibility(block, it, g, b) & some_key_visible) != 0);
   const block_funcs& first_block = a.first_block;
   const block_funcs& later = a.later_blocks;
   a.state = Func("state");

@@ -193,6 +193,14 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
       schedule_block_softmax_keys_in_lanes(a, f, per_block);
       break;
   }
+  // The mask modifier's pass over partly hidden blocks, vectorised along the scores' storage.
+  if (f.modifier_masked_keys.defined()) {
+    const RVar key_in_block = f.modifier_masked_keys.x;
+    if (a.tiles.qk == qk_layout::rows_in_lanes)
+      f.score.update().reorder(a.ii, key_in_block).vectorize(a.ii, lanes);
+    else
+      f.score.update().reorder(key_in_block, a.ii).vectorize(key_in_block, lanes);
+  }
   // Scores and weights of long blocks would take hundreds of KiB of stack: those are allocated once per
   // task on the heap (measured as fast), the rest on the stack (tiny shapes run thousands of tasks).
   const int block_bytes = a.tiles.key_block * tile_rows * int(sizeof(float));
@@ -342,8 +350,8 @@ void schedule_cpu(attention_algorithm& a) {
   // The run-time visibility table: once per call, tiles in parallel, keys in vector lanes.
   if (a.block_visibility_lanes.defined()) {
     Var tasks("visibility_tasks");
-    a.block_maybe_visible.compute_root().reorder(a.kb, a.it, a.g, a.b).fuse(a.it, a.g, tasks).fuse(tasks, a.b, tasks).parallel(tasks);
-    a.block_visibility_lanes.compute_at(a.block_maybe_visible, a.kb).vectorize(a.lane);
+    a.block_visibility.compute_root().reorder(a.kb, a.it, a.g, a.b).fuse(a.it, a.g, tasks).fuse(tasks, a.b, tasks).parallel(tasks);
+    a.block_visibility_lanes.compute_at(a.block_visibility, a.kb).vectorize(a.lane);
     a.block_visibility_lanes.update().vectorize(a.lane);
   }
 }

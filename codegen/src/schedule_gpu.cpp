@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace attngen::codegen {
 
@@ -81,7 +82,6 @@ blocking gpu_blocking(const attention_desc& desc) {
   tiles.lanes = 1;
   tiles.qk = qk_layout::keys_in_lanes;
   tiles.qk_key_group = 1;
-  tiles.state_starts_empty = false;
   const int group = desc.group_size();
   tiles.queries_per_tile = std::max(1, 16 / group);
   // Fewer queries per tile where that keeps the state in shared memory (D 128 at 16 rows does not).
@@ -159,12 +159,19 @@ void schedule_gpu(attention_algorithm& a) {
   Func later_keys = a.key_block.in(a.later_blocks.dot);
   Func later_values = a.value_block.in(a.later_blocks.block_pv);
   const LoopLevel per_later_block(a.state, a.key_blocks);
+  // Shared memory of the later blocks is allocated outside their loop. Halide 14 pools shared
+  // allocations by barrier stage without regard to loops: one allocated inside the loop may reuse the
+  // memory of one from outside (the query tile) after its last read in an iteration, which the next
+  // iteration still reads (measured on PoCL: wrong outputs whenever a tile ran the loop).
+  const LoopLevel later_block_storage(a.state, a.it);
   later_keys.compute_at(per_later_block)
+      .store_at(later_block_storage)
       .bound_extent(a.j, a.tiles.key_block)
       .split(a.d, d_outer, d_inner, staging_threads, TailStrategy::GuardWithIf)
       .reorder(d_inner, a.j, d_outer)
       .gpu_threads(d_inner, a.j);
   later_values.compute_at(per_later_block)
+      .store_at(later_block_storage)
       .bound_extent(a.j, a.tiles.key_block)
       .reorder_storage(a.e, a.j)
       .split(a.e, d_outer, d_inner, staging_threads, TailStrategy::GuardWithIf)
@@ -174,28 +181,32 @@ void schedule_gpu(attention_algorithm& a) {
   // The run-time visibility table: a thread per (key block, query tile), each reducing its block.
   if (a.block_visibility_lanes.defined()) {
     Var kbo("kbo"), kbi("kbi"), ito("ito"), iti("iti"), gb("gb");
-    a.block_maybe_visible.compute_root()
+    a.block_visibility.compute_root()
         .split(a.kb, kbo, kbi, 8, TailStrategy::GuardWithIf)
         .split(a.it, ito, iti, 8, TailStrategy::GuardWithIf)
         .reorder(kbi, iti, kbo, ito, a.g, a.b)
         .fuse(a.g, a.b, gb)
         .gpu_blocks(kbo, ito, gb)
         .gpu_threads(kbi, iti);
-    a.block_visibility_lanes.compute_at(a.block_maybe_visible, kbi);
+    a.block_visibility_lanes.compute_at(a.block_visibility, kbi);
   }
 
-  for (auto [f, per_block] : {std::pair<block_funcs*, LoopLevel>{&a.first_block, LoopLevel(a.state, a.it)},
-                              std::pair<block_funcs*, LoopLevel>{&a.later_blocks, per_later_block}}) {
+  const LoopLevel first_block_level(a.state, a.it);
+  for (auto [f, per_block, storage] :
+       {std::tuple<block_funcs*, LoopLevel, LoopLevel>{&a.first_block, first_block_level, first_block_level},
+        std::tuple<block_funcs*, LoopLevel, LoopLevel>{&a.later_blocks, per_later_block, later_block_storage}}) {
     // Scores and weights: one thread per (key, row), in shared memory for the block's later steps.
     for (Func block_local : {f->score, f->weight})
       block_local.compute_at(per_block)
+          .store_at(storage)
           .bound(a.j, 0, a.tiles.key_block)
           .bound_extent(a.ii, rows)
           .gpu_threads(a.j, a.ii);
+    if (f->modifier_masked_keys.defined()) f->score.update().gpu_threads(f->modifier_masked_keys.x, a.ii);
     f->dot.compute_at(f->score, a.j);
     // Row maxima and sums: one thread per row, its partials in registers.
     for (auto [partial, total] : {std::pair{f->block_max_lanes, f->block_max}, std::pair{f->block_sum_lanes, f->block_sum}}) {
-      total.compute_at(per_block).bound_extent(a.ii, rows).gpu_threads(a.ii);
+      total.compute_at(per_block).store_at(storage).bound_extent(a.ii, rows).gpu_threads(a.ii);
       total.update().gpu_threads(a.ii);
       partial.compute_at(total, a.ii);
     }

@@ -13,7 +13,9 @@
 #include "gpu_bf16_mqa.hpp"
 #include "gpu_awkward_dims.hpp"
 #include "gpu_gqa_causal.hpp"
+#include "gpu_event_attention.hpp"
 #include "gpu_modifiers.hpp"
+#include "gpu_position_modifiers.hpp"
 #include "gpu_tiny_heads_causal.hpp"
 #ifdef ATTNGEN_TEST_GPU_F16
 #include "gpu_f16_gqa.hpp"
@@ -117,6 +119,16 @@ TEST_CASE(GPU_CASE("head dims 5/3 MQA causal matches the reference"), "[gpu]") {
 TEST_CASE(GPU_CASE("modifiers (document mask, causal mask, ALiBi, run-time softcap) match the reference"), "[gpu]") {
   check_on_gpu<gpu_modifiers>(2, 70, 70, placement::device_tensors);
   check_on_gpu<gpu_modifiers>(1, 33, 33, placement::host_tensors_copied);
+}
+
+TEST_CASE(GPU_CASE("modifiers (prefix-LM, causal bottom-right, sliding window, bias table, softcap) match the reference"),
+          "[gpu]") {
+  check_on_gpu<gpu_position_modifiers>(2, 150, 300, placement::device_tensors);
+  check_on_gpu<gpu_position_modifiers>(1, 61, 47, placement::host_tensors_copied);
+}
+
+TEST_CASE(GPU_CASE("example 03's custom modifier (timestamped events) matches the reference"), "[gpu]") {
+  check_on_gpu<gpu_event_attention>(2, 90, 90, placement::device_tensors);
 }
 
 TEST_CASE(GPU_CASE("no keys on device tensors gives output 0 and lse -inf"), "[gpu][limits]") {

@@ -69,6 +69,23 @@ inline constexpr auto modifiers = attngen::attention()
                                       .mask_mod(attngen::document_mask(document) && attngen::causal_mask(attngen::top_left))
                                       .score_mod(attngen::softcap(cap) + attngen::alibi(6) - attngen::mod::score);
 
+/// The position-only built-ins and a learned table: a prefix (a captured i32 per batch), else a causal
+/// bottom-right window of 40 keys; a relative-position bias table and a constant softcap. Long keys
+/// give tiles blocks the mask hides, shows whole and cuts.
+inline constexpr auto prefix = attngen::tensor<attngen::capture_type::i32>("prefix", attngen::dim::batch);
+inline constexpr auto bias_table = attngen::tensor<attngen::capture_type::f32>("bias_table", attngen::dim::heads,
+                                                                              attngen::dim::fixed(17));
+inline constexpr auto position_modifiers =
+    attngen::attention()
+        .heads(4)
+        .kv_heads(2)
+        .head_dim(32)
+        .capture(prefix)
+        .capture(bias_table)
+        .mask_mod(attngen::prefix_lm(prefix) ||
+                  (attngen::causal_mask(attngen::bottom_right) && attngen::sliding_window(40, 0)))
+        .score_mod(attngen::softcap(20.0f) + attngen::relative_position_bias(bias_table, 8) - attngen::mod::score);
+
 /// Awkward sizes for GPU tiles: head dims that fill no warp, Dv wider than D, a per-head mask and
 /// keep-polarity padding.
 inline constexpr auto awkward_dims = attngen::attention()

@@ -15,6 +15,7 @@
 ///
 /// Halide dimension order is innermost first, so a (B, L, H, D) tensor is indexed (d, h, l, b).
 
+#include <cstdint>
 #include <vector>
 
 #include "Halide.h"
@@ -49,11 +50,6 @@ struct blocking {
   int qk_key_group = 64;
   /// Key blocks per split of the key range; 0 keeps one split over all keys.
   int key_blocks_per_split = 0;
-  /// With a mask modifier, the state starts empty and hidden blocks are skipped from the first;
-  /// otherwise a split's first block is always computed and only later hidden blocks are skipped.
-  /// GPU schedules start from the first block: an empty start gave wrong results on PoCL's OpenCL
-  /// whenever a tile merged two or more blocks (not understood yet; the CPU is exact).
-  bool state_starts_empty = true;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -65,6 +61,11 @@ struct blocking {
 struct block_funcs {
   Halide::Func dot;             ///< (j, ii, kb, it, g, b): scaled q.k
   Halide::Func score;           ///< (j, ii, kb, it, g, b): masked score; masked keys hold a large negative
+  /// Over a block's keys, where the block is partly hidden by the mask modifier: the score's update
+  /// that applies the modifier per key. Defined only for the later blocks of a kernel with a mask
+  /// modifier (the score's pure definition then leaves the modifier out, so blocks it shows whole
+  /// never evaluate it).
+  Halide::RDom modifier_masked_keys;
   Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima
   Halide::Func block_max;       ///< (ii, kb, it, g, b): row maximum of the block, floored
   Halide::Func weight;          ///< (j, ii, kb, it, g, b): exp(score - block_max); exactly 0 when masked
@@ -96,6 +97,9 @@ struct attention_sources {
   bool bfloat16_as_bits = false;
 };
 
+/// Bits of attention_algorithm::block_visibility.
+enum visibility_bits : uint8_t { some_key_visible = 1, some_key_hidden = 2 };
+
 /// Every Func and parameter of one attention kernel, so a schedule can reach them.
 struct attention_algorithm {
   attention_desc desc;
@@ -124,11 +128,13 @@ struct attention_algorithm {
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
   Halide::Func value_block;     ///< (j, e, kb, g, b): value blocks as float (inlined on CPUs, staged on GPUs)
   /// The first key block of each split starts the recurrence (no merge into an empty state: short
-  /// key ranges are often one block); the later blocks are merged into it.
+  /// key ranges are often one block); the later blocks are merged into it. With a mask modifier the
+  /// state starts empty instead, so that a hidden first block is skipped too, and first_block is unused.
   block_funcs first_block, later_blocks;
-  /// (kb, it, g, b): nonzero when some row of tile `it` may see some key of block kb under the mask
-  /// modifier; defined only with one (blocks it hides are skipped).
-  Halide::Func block_maybe_visible;
+  /// (kb, it, g, b): what the mask modifier shows of key block kb to the rows of tile `it`, as
+  /// visibility bits (some_key_visible | some_key_hidden); defined only with a mask modifier. Blocks
+  /// with no key visible are skipped; blocks with no key hidden skip the modifier.
+  Halide::Func block_visibility;
   /// (lane, kb, it, g, b): the run-time visibility table's per-lane partials; defined only for masks
   /// that read captures (position-only masks are bounded at build time instead).
   Halide::Func block_visibility_lanes;
