@@ -4,6 +4,7 @@
 
 #include "attngen/builtins.hpp"
 #include "codegen/matrix.hpp"
+#include "examples/03_custom_modifier/kernels.hpp"
 
 using namespace attngen;
 using namespace attngen::mod;
@@ -83,4 +84,8 @@ TEST_CASE("custom modifiers: integer division, abs, select, min and max match th
 TEST_CASE("modifiers in bf16 with the single-query and short-key variants match the reference", "[jit][modifiers]") {
   check_against_reference(gqa.element(dtype::bf16).score_mod(alibi(4)).mask_mod(sliding_window(9, 0)), {1, 3, 113},
                           {2});
+}
+
+TEST_CASE("example 03's custom modifier (timestamped events, H8 KVH2 D64) matches the reference", "[jit][modifiers]") {
+  check_against_reference(example::event_attention_description, awkward_lengths, {1, 2});
 }
