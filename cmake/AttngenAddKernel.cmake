@@ -12,7 +12,8 @@ library target that apps link.
     VARIABLE <expression>         # the constexpr description in that header, e.g. my::llama_prefill:
                                   # an operator (attngen::attention()) or a module
                                   # (attngen::multihead_attention())
-    TARGETS <target>...           # Halide CPU targets, most capable first; several = run-time dispatch
+    [TARGETS <target>...]         # Halide CPU targets, most capable first; several = run-time dispatch.
+                                  # Default: ATTNGEN_DEFAULT_TARGETS, a fat library for any x86-64
     [GPU_TARGETS <target>...]     # Halide GPU targets, at most one CUDA and one OpenCL, e.g.
                                   # x86-64-linux-cuda-cuda_capability_80 x86-64-linux-opencl
     [NAMESPACE <ns>]              # C++ namespace of the generated wrapper struct
@@ -32,8 +33,9 @@ Calls with tensors on a GPU run that GPU's code (see ``attngen/runtime/gpu.hpp``
 PTX (``cuda_capability_80`` PTX runs on every later GPU, Hopper included), the OpenCL target's kernels
 compiled by the driver at the first call. Operators and modules alike.
 
-Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack), e.g.
-``x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c x86-64-linux``.
+Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack). The
+default, ``ATTNGEN_DEFAULT_TARGETS``, is the deployment choice: AVX-512, AVX2 and baseline x86-64 in one
+library, the first the running CPU supports chosen at the first call.
 
 Example:
 
@@ -46,13 +48,18 @@ Example:
 #]=======================================================================]
 
 set(_attngen_cmake_dir ${CMAKE_CURRENT_LIST_DIR})
+set(ATTNGEN_DEFAULT_TARGETS x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c x86-64-linux
+    CACHE STRING "CPU targets of attngen_add_kernel when it names none (most capable first)")
 
 function(attngen_add_kernel name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "DESCRIPTION;VARIABLE;NAMESPACE;OUTPUT_DIRECTORY" "TARGETS;GPU_TARGETS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "attngen_add_kernel(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
-  foreach(required DESCRIPTION VARIABLE TARGETS)
+  if(NOT ARG_TARGETS)
+    set(ARG_TARGETS ${ATTNGEN_DEFAULT_TARGETS})
+  endif()
+  foreach(required DESCRIPTION VARIABLE)
     if(NOT ARG_${required})
       message(FATAL_ERROR "attngen_add_kernel(${name}): ${required} is required")
     endif()
@@ -107,7 +114,7 @@ function(attngen_add_kernel name)
   set(generated ${variant_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
   add_custom_command(
     OUTPUT ${generated}
-    COMMAND attngen::generator generate --description ${description_text} --name ${name}
+    COMMAND attngen::generator generate --spec ${description_text} --name ${name}
             ${target_arguments} --output-dir ${ARG_OUTPUT_DIRECTORY} ${namespace_arguments}
     DEPENDS ${description_text} attngen::generator
     COMMENT "attngen: generating ${name} for ${ARG_TARGETS} ${ARG_GPU_TARGETS}"

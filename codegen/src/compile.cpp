@@ -1,5 +1,6 @@
 #include "attngen/codegen/compile.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <stdexcept>
 
@@ -18,8 +19,12 @@ namespace attngen::codegen {
 namespace {
 
 // Kernels take the caller's context (so errors reach the right call) and share one runtime library.
+// The runtime validates every tensor before a call and never passes Halide's bounds-query buffers, so
+// that code is left out (4% of the object code).
 Halide::Target kernel_target(Halide::Target t) {
-  return t.with_feature(Halide::Target::UserContext).with_feature(Halide::Target::NoRuntime);
+  return t.with_feature(Halide::Target::UserContext)
+      .with_feature(Halide::Target::NoRuntime)
+      .with_feature(Halide::Target::NoBoundsQuery);
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -28,84 +33,209 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-}  // namespace
+// A request checked and its targets sorted into CPU and GPU ones.
+struct resolved_request {
+  const mha_desc* module = nullptr;
+  attention_desc op;
+  std::vector<Halide::Target> targets, gpu_targets;  // with kernel_target's features
+  std::vector<std::string> target_names, gpu_target_names, gpu_apis;
+};
 
-void compile_kernel(const kernel_request& request) {
+resolved_request resolve(const kernel_request& request) {
   const std::string_view problem = std::visit([](const auto& d) { return first_problem(d); }, request.desc);
   if (!problem.empty()) throw std::runtime_error("invalid description: " + std::string(problem));
   if (request.targets.empty()) throw std::runtime_error("no target given");
-
-  const auto* module = std::get_if<mha_desc>(&request.desc);
-  const attention_desc op = module ? module->attention_operator() : std::get<attention_desc>(request.desc);
-  std::vector<Halide::Target> targets, gpu_targets;
-  std::vector<std::string> target_names, gpu_target_names, gpu_apis;
+  resolved_request r;
+  r.module = std::get_if<mha_desc>(&request.desc);
+  r.op = r.module ? r.module->attention_operator() : std::get<attention_desc>(request.desc);
   for (const auto& t : request.targets) {
     if (is_gpu_target(t)) {
       const std::string api = gpu_api_name(t);
-      for (const auto& seen : gpu_apis)
+      for (const auto& seen : r.gpu_apis)
         if (seen == api) throw std::runtime_error("two " + api + " targets given; a kernel takes one per GPU API");
-      if (api == "opencl" && op.element_type == dtype::f16 && !t.has_feature(Halide::Target::CLHalf))
+      if (api == "opencl" && r.op.element_type == dtype::f16 && !t.has_feature(Halide::Target::CLHalf))
         throw std::runtime_error("f16 kernels for OpenCL need devices with cl_khr_fp16: add the cl_half feature, e.g. " +
                                  t.to_string() + "-cl_half");
-      gpu_apis.push_back(api);
-      gpu_targets.push_back(kernel_target(t));
-      gpu_target_names.push_back(t.to_string());
+      r.gpu_apis.push_back(api);
+      r.gpu_targets.push_back(kernel_target(t));
+      r.gpu_target_names.push_back(t.to_string());
     } else {
-      targets.push_back(kernel_target(t));
-      target_names.push_back(t.to_string());
+      r.targets.push_back(kernel_target(t));
+      r.target_names.push_back(t.to_string());
     }
   }
-  if (targets.empty())
+  if (r.targets.empty())
     throw std::runtime_error("no CPU target given: every kernel needs one, for calls with tensors on the host");
-  // One static library per variant; each target gets its own schedule (vector widths differ), so
-  // modules are built per target.
-  for (int v = 0; v < kernel_variant_count; ++v) {
-    const auto variant = static_cast<kernel_variant>(v);
-    const std::string function = halide_function_name(request.name, variant);
-    const std::string prefix = request.output_directory + "/" + function;
-    auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
-      const blocking tiles = cpu_variant_blocking(op, target, variant);
-      if (module) {
-        module_algorithm m = define_module(*module, tiles);
-        schedule_module_cpu(m, target);
-        return Halide::Pipeline(m.outputs()).compile_to_module(m.arguments(), fn_name, target);
-      }
-      attention_algorithm a = define_attention(op, tiles);
-      schedule_cpu(a);
-      return Halide::Pipeline(a.outputs()).compile_to_module(a.arguments(), fn_name, target);
-    };
-    Halide::compile_multitarget(function,
-                                {{Halide::OutputFileType::static_library, prefix + ".a"},
-                                 {Halide::OutputFileType::c_header, prefix + ".h"}},
-                                targets, {}, module_for);
-  }
+  return r;
+}
 
-  // One library per GPU API, holding one kernel for every shape.
-  for (std::size_t n = 0; n < gpu_targets.size(); ++n) {
-    const std::string function = halide_gpu_function_name(request.name, gpu_apis[n]);
-    const std::string path = request.output_directory + "/" + function;
-    if (module) {
-      module_algorithm m = define_module(*module, gpu_blocking(op), /*bfloat16_as_bits=*/true);
-      schedule_module_gpu(m);
-      Halide::Pipeline(m.outputs()).compile_to_static_library(path, m.arguments(), function, gpu_targets[n]);
-    } else {
-      attention_algorithm a = define_attention(op, gpu_blocking(op), /*bfloat16_as_bits=*/true);
-      schedule_gpu(a);
-      Halide::Pipeline(a.outputs()).compile_to_static_library(path, a.arguments(), function, gpu_targets[n]);
+// One variant's code for one CPU target. Each target gets its own schedule (vector widths differ).
+Halide::Module cpu_module(const resolved_request& r, kernel_variant variant, const std::string& function,
+                          const Halide::Target& target) {
+  const blocking tiles = cpu_variant_blocking(r.op, target, variant);
+  if (r.module) {
+    module_algorithm m = define_module(*r.module, tiles);
+    schedule_module_cpu(m, target);
+    return Halide::Pipeline(m.outputs()).compile_to_module(m.arguments(), function, target);
+  }
+  attention_algorithm a = define_attention(r.op, tiles);
+  schedule_cpu(a);
+  return Halide::Pipeline(a.outputs()).compile_to_module(a.arguments(), function, target);
+}
+
+// The code for GPU target n: one kernel for every shape.
+Halide::Module gpu_module(const resolved_request& r, std::size_t n, const std::string& function) {
+  if (r.module) {
+    module_algorithm m = define_module(*r.module, gpu_blocking(r.op), /*bfloat16_as_bits=*/true);
+    schedule_module_gpu(m);
+    return Halide::Pipeline(m.outputs()).compile_to_module(m.arguments(), function, r.gpu_targets[n]);
+  }
+  attention_algorithm a = define_attention(r.op, gpu_blocking(r.op), /*bfloat16_as_bits=*/true);
+  schedule_gpu(a);
+  return Halide::Pipeline(a.outputs()).compile_to_module(a.arguments(), function, r.gpu_targets[n]);
+}
+
+// The members of a Unix archive and their sizes (the common format, GNU long names included).
+std::vector<std::pair<std::string, std::uint64_t>> archive_members(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string magic(8, '\0');
+  if (!in.read(magic.data(), 8) || magic != "!<arch>\n") throw std::runtime_error(path + " is not an archive");
+  std::vector<std::pair<std::string, std::uint64_t>> members;
+  std::string long_names;
+  char header[60];
+  while (in.read(header, 60)) {
+    const std::uint64_t size = std::stoull(std::string(header + 48, 10));
+    std::string name = std::string(header, 16);
+    name.erase(name.find_last_not_of(' ') + 1);
+    std::string body(size, '\0');
+    in.read(body.data(), std::streamsize(size));
+    if (size % 2) in.ignore(1);
+    if (name == "//") {
+      long_names = body;
+    } else if (name != "/" && !name.empty()) {
+      if (name[0] == '/' && name.size() > 1) {
+        const std::size_t at = std::stoul(name.substr(1));
+        name = long_names.substr(at, long_names.find('\n', at) - at);
+      }
+      if (!name.empty() && name.back() == '/') name.pop_back();
+      members.emplace_back(name, size);
     }
   }
+  return members;
+}
 
+// Object bytes of `target` in a multi-target library (its members name the target), or all of it.
+std::uint64_t object_bytes_for(const std::vector<std::pair<std::string, std::uint64_t>>& members,
+                               const Halide::Target& target, bool only_target) {
+  std::uint64_t bytes = 0;
+  for (const auto& [name, size] : members)
+    if (only_target || name.find("-" + target.to_string() + ".o") != std::string::npos) bytes += size;
+  return bytes;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int kernel_part_count(const kernel_request& request) {
+  return kernel_variant_count + int(resolve(request).gpu_apis.size());
+}
+
+std::vector<build_cost> compile_kernel_part(const kernel_request& request, int part) {
+  const resolved_request r = resolve(request);
+  std::vector<build_cost> costs;
+  if (part >= kernel_variant_count) {
+    const std::size_t n = std::size_t(part - kernel_variant_count);
+    const std::string function = halide_gpu_function_name(request.name, r.gpu_apis.at(n));
+    const std::string prefix = request.output_directory + "/" + function;
+    const auto start = std::chrono::steady_clock::now();
+    gpu_module(r, n, function).compile({{Halide::OutputFileType::static_library, prefix + ".a"},
+                                        {Halide::OutputFileType::c_header, prefix + ".h"}});
+    costs.push_back({r.gpu_target_names[n], r.gpu_apis[n], seconds_since(start),
+                     object_bytes_for(archive_members(prefix + ".a"), r.gpu_targets[n], true)});
+    return costs;
+  }
+  // One static library per variant holding every CPU target, with run-time dispatch. Halide builds
+  // the targets one after the other, so each target's time runs from its start to the next one's.
+  const auto variant = static_cast<kernel_variant>(part);
+  const std::string function = halide_function_name(request.name, variant);
+  const std::string prefix = request.output_directory + "/" + function;
+  // Halide calls module_for once per target, in the order given.
+  std::vector<std::chrono::steady_clock::time_point> starts;
+  auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
+    starts.push_back(std::chrono::steady_clock::now());
+    return cpu_module(r, variant, fn_name, target);
+  };
+  Halide::compile_multitarget(function,
+                              {{Halide::OutputFileType::static_library, prefix + ".a"},
+                               {Halide::OutputFileType::c_header, prefix + ".h"}},
+                              r.targets, {}, module_for);
+  const auto end = std::chrono::steady_clock::now();
+  const auto members = archive_members(prefix + ".a");
+  for (std::size_t t = 0; t < r.targets.size() && t < starts.size(); ++t) {
+    const auto finished = t + 1 < starts.size() ? starts[t + 1] : end;
+    costs.push_back({r.target_names[t], std::string(name_of(variant)),
+                     std::chrono::duration<double>(finished - starts[t]).count(),
+                     object_bytes_for(members, r.targets[t], r.targets.size() == 1)});
+  }
+  return costs;
+}
+
+void write_kernel_wrapper(const kernel_request& request) {
+  const resolved_request r = resolve(request);
   // The variant rule needs the short_queries tiling's queries per tile, taken from the most capable
   // target (the others' lanes divide its lanes, so their tiles hold as many or fewer queries).
   const int short_queries_per_tile =
-      cpu_variant_blocking(op, targets.front(), kernel_variant::short_queries).queries_per_tile;
+      cpu_variant_blocking(r.op, r.targets.front(), kernel_variant::short_queries).queries_per_tile;
   const wrapper_sources wrapper =
-      module ? emit_module_wrapper(request.name, request.cpp_namespace, *module, short_queries_per_tile, target_names,
-                                   gpu_apis, gpu_target_names)
-             : emit_wrapper(request.name, request.cpp_namespace, op, short_queries_per_tile, target_names, gpu_apis,
-                            gpu_target_names);
+      r.module ? emit_module_wrapper(request.name, request.cpp_namespace, *r.module, short_queries_per_tile,
+                                     r.target_names, r.gpu_apis, r.gpu_target_names)
+               : emit_wrapper(request.name, request.cpp_namespace, r.op, short_queries_per_tile, r.target_names,
+                              r.gpu_apis, r.gpu_target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
+}
+
+std::vector<build_cost> compile_kernel(const kernel_request& request) {
+  std::vector<build_cost> costs;
+  for (int part = 0, parts = kernel_part_count(request); part < parts; ++part) {
+    const auto part_costs = compile_kernel_part(request, part);
+    costs.insert(costs.end(), part_costs.begin(), part_costs.end());
+  }
+  write_kernel_wrapper(request);
+  return costs;
+}
+
+std::vector<std::string> emit_inspection(const kernel_request& request, inspection what) {
+  const resolved_request r = resolve(request);
+  std::vector<std::string> written;
+  const std::string base = request.output_directory + "/" + request.name;
+  if (what == inspection::gpu_source) {
+    for (std::size_t n = 0; n < r.gpu_targets.size(); ++n) {
+      const Halide::Module m = gpu_module(r, n, halide_gpu_function_name(request.name, r.gpu_apis[n]));
+      std::string code;
+      for (const Halide::Buffer<>& buffer : m.buffers())
+        if (buffer.name().find("gpu_source_kernels") != std::string::npos)
+          code.assign(reinterpret_cast<const char*>(buffer.data()), buffer.size_in_bytes());
+      if (code.empty()) throw std::runtime_error("no device code found for " + r.gpu_target_names[n]);
+      code.erase(code.find_last_not_of('\0') + 1);
+      const std::string path = base + "_" + r.gpu_apis[n] + (r.gpu_apis[n] == "cuda" ? ".ptx" : ".cl");
+      write_file(path, code);
+      written.push_back(path);
+    }
+    return written;
+  }
+  for (std::size_t t = 0; t < r.targets.size(); ++t) {
+    const std::string function = halide_function_name(request.name, kernel_variant::general);
+    const std::string path = base + "_general-" + r.target_names[t] + (what == inspection::stmt_html ? ".stmt.html" : ".s");
+    cpu_module(r, kernel_variant::general, function, r.targets[t])
+        .compile({{what == inspection::stmt_html ? Halide::OutputFileType::stmt_html : Halide::OutputFileType::assembly,
+                   path}});
+    written.push_back(path);
+  }
+  return written;
 }
 
 std::string halide_function_name(const std::string& kernel_name, kernel_variant variant) {

@@ -1,6 +1,7 @@
 #include "attngen/codegen/targets.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 namespace attngen::codegen {
 
@@ -26,6 +27,20 @@ Halide::Target running_cpu_target() {
     name += "-sse41";
   if (__builtin_cpu_supports("avx")) name += "-f16c";  // every AVX-era x86-64 CPU since 2012 has F16C
   return Halide::Target(name);
+}
+
+bool cpu_runs(const Halide::Target& target) {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512cd");
+  const std::pair<Halide::Target::Feature, bool> features[] = {
+      {Halide::Target::AVX512_Skylake, avx512},         {Halide::Target::AVX2, __builtin_cpu_supports("avx2")},
+      {Halide::Target::FMA, __builtin_cpu_supports("fma")}, {Halide::Target::F16C, __builtin_cpu_supports("f16c")},
+      {Halide::Target::AVX, __builtin_cpu_supports("avx")}, {Halide::Target::SSE41, __builtin_cpu_supports("sse4.1")}};
+  for (const auto& [feature, present] : features)
+    if (target.has_feature(feature) && !present) return false;
+  return true;
 }
 
 }  // namespace attngen::codegen

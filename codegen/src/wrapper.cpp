@@ -61,6 +61,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << commented(kind.description_text) << "/// for the targets " << targets << ".\n"
     << "///\n/// Shape contract (outermost first): " << kind.shape_contract << "\n"
     << "struct " << name << " {\n"
+    << "  static constexpr const char* name = \"" << name << "\";\n"
     << "  static constexpr " << kind.description_type << " description = attngen::validated<" << kind.description_cpp
     << ">();\n"
     << "  /// The description in attngen's text form.\n"
@@ -70,7 +71,8 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << "  static constexpr const char* targets = \"" << targets << "\";\n"
     << "  /// GPU targets compiled in (calls with tensors on that device run there); empty for CPU only.\n"
     << "  static constexpr const char* gpu_targets = \"" << kind.gpu_targets << "\";\n"
-    << "  static constexpr const char* attngen_version = \"" << ATTNGEN_VERSION << "\";\n\n"
+    << "  static constexpr const char* attngen_version = \"" << ATTNGEN_VERSION << "\";\n"
+    << "  // attngen::kernel_record<" << name << ">() prints all of the above.\n\n"
     << "  /// Validates `args` against the description, then runs the kernel. On error nothing is written.\n"
     << "  static attngen::status run(const " << kind.args_type << "& args);\n};\n"
     << close_ns;

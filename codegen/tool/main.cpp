@@ -1,47 +1,85 @@
-// attngen: the command-line generator. The CMake function attngen_add_kernel runs it at build time.
-//
-//   attngen generate --description FILE --name NAME --target T [--target T ...]
-//                    --output-dir DIR [--namespace NS]
-//   attngen runtime  --target T --output FILE.a
-//   attngen targets
+// attngen: the command-line generator, like protoc or flatc. The CMake function attngen_add_kernel
+// runs it at build time; `attngen help` says how to use it by hand.
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attngen/codegen/compile.hpp"
 #include "attngen/codegen/targets.hpp"
-#include "attngen/module_text_format.hpp"
-#include "attngen/text_format.hpp"
+#include "parallel_build.hpp"
+#include "spec.hpp"
 
 namespace {
 
-constexpr const char* usage =
-    "usage:\n"
-    "  attngen generate --description FILE --name NAME --target T [--target T ...] --output-dir DIR\n"
-    "                   [--namespace NS]\n"
-    "      Compiles the text description in FILE (an operator, or a module: first line\n"
-    "      `kind = module`) into one library and header per kernel variant,\n"
-    "      DIR/NAME_halide_VARIANT.a and .h (VARIANT: general, short_keys, single_query,\n"
-    "      short_queries), and the C++ wrapper DIR/NAME.hpp, DIR/NAME.cpp that picks a variant per\n"
-    "      call. Several --target values build libraries that dispatch at run time to the first\n"
-    "      target the CPU supports; list the most capable first and a baseline last.\n"
-    "      GPU targets (at most one with `cuda`, one with `opencl`; operators only) add\n"
-    "      DIR/NAME_halide_cuda.a or DIR/NAME_halide_opencl.a: calls with tensors on that device\n"
-    "      run there, e.g. --target x86-64-linux-cuda-cuda_capability_80.\n"
-    "  attngen runtime --target T --output FILE.a\n"
-    "      Writes the Halide runtime that all kernels of an app share.\n"
-    "  attngen targets\n"
-    "      Prints the targets this machine's CPU runs, best first.\n"
-    "Targets are Halide target strings, e.g. x86-64-linux-avx512_skylake-fma-f16c; `host` is refused.\n";
+constexpr const char* usage = R"(attngen: generates fused attention kernels ahead of time, for C++ apps.
+
+usage:
+  attngen generate (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR
+                   [--target T]... [--namespace NS] [--jobs N] [--stats] [--emit WHAT]...
+  attngen targets
+  attngen runtime --target T --output FILE.a
+  attngen help
+
+generate
+  Compiles each kernel described into DIR: a static library and C header per kernel variant,
+  NAME_halide_VARIANT.a/.h (VARIANT: general, short_keys, single_query, short_queries; the wrapper
+  picks one per call from the shapes), one per GPU API (NAME_halide_cuda.a, NAME_halide_opencl.a),
+  and the C++ wrapper NAME.hpp/NAME.cpp that validates a call's tensors and runs it.
+  --spec FILE       a text description: `key = value` lines, `#` comments. Several kernels go in
+                    `[name]` sections; a file without sections holds one kernel, named by --name.
+  --describe TEXT   a description on the command line, settings separated by `;` (needs --name):
+                    --describe "heads = 32; kv_heads = 8; head_dim = 128; causal = top_left"
+  --name NAME       the kernel's C++ name, for a source without sections
+  --target T        a Halide target; repeat for several. CPU targets, most capable first, make one
+                    library that runs the first the CPU supports. GPU targets (at most one with
+                    `cuda`, one with `opencl`) add code that calls with tensors on that device run.
+                    Default: the portable set x86-64-linux-avx512_skylake-fma-f16c,
+                    x86-64-linux-avx2-fma-f16c, x86-64-linux. `host` is refused.
+  --namespace NS    C++ namespace of the wrapper struct
+  --jobs N          parts generated at once, in child processes (default: the CPU's threads)
+  --stats           a table of generation time and object size per kernel, target and variant
+  --emit WHAT       inspection outputs, also into DIR: stmt_html (Halide's lowered statement, per
+                    CPU target), assembly (per CPU target), gpu_source (PTX for cuda, OpenCL C
+                    for opencl); for the general variant. Repeat for several.
+  Progress, and each kernel's time and object size per target, go to stderr.
+
+  Description keys (the DSL's knobs; see attngen/text_format.hpp and module_text_format.hpp):
+    heads, kv_heads, head_dim, v_head_dim, causal (none|top_left|bottom_right),
+    additive_mask (none|lq_lk|h_lq_lk|b_h_lq_lk|b_1_lq_lk),
+    key_padding (none|true_means_ignore|true_means_keep), scale (number|default),
+    lse (true|false), dtype (f32|f16|bf16), tensor (`doc i32 batch key_length`),
+    scalar (name), score_mod and mask_mod (prefix calls: `and(le(kv, q), ge(kv, sub(q, 64)))`).
+    A module (nn.MultiheadAttention) starts with `kind = module`: embed_dim, heads, kv_heads,
+    kdim, vdim, bias, add_bias_kv, add_zero_attn, batch_first, self_attention, dropout,
+    need_weights, causal, key_padding_mask, attn_mask, attn_mask_shape, dtype.
+  Errors name the source, the line and the column.
+
+targets
+  Lists the portable CPU targets (marking those this CPU runs) and GPU target examples.
+
+runtime
+  Writes the Halide runtime that all kernels of an app share (the CMake package provides it).
+
+example
+  attngen generate --spec kernels.attngen --output-dir gen --stats --emit stmt_html
+)";
+
+const std::vector<std::string> default_targets = {"x86-64-linux-avx512_skylake-fma-f16c", "x86-64-linux-avx2-fma-f16c",
+                                                  "x86-64-linux"};
 
 struct options {
-  std::string command, description, name, output_dir, output, cpp_namespace;
-  std::vector<std::string> targets;
+  std::string command, name, output_dir, output, cpp_namespace;
+  std::vector<std::pair<std::string, std::string>> sources;  // (flag, value)
+  std::vector<std::string> targets, emits;
+  int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  bool stats = false;
 };
 
 options parse(int argc, char** argv) {
@@ -51,14 +89,20 @@ options parse(int argc, char** argv) {
   for (int n = 2; n < argc; ++n) {
     const std::string flag = argv[n];
     if (flag == "--help" || flag == "-h") throw std::invalid_argument("");
+    if (flag == "--stats") {
+      o.stats = true;
+      continue;
+    }
     if (n + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
     const std::string value = argv[++n];
-    if (flag == "--description") o.description = value;
+    if (flag == "--spec" || flag == "--description" || flag == "--describe") o.sources.emplace_back(flag, value);
     else if (flag == "--name") o.name = value;
     else if (flag == "--target") o.targets.push_back(value);
     else if (flag == "--output-dir") o.output_dir = value;
     else if (flag == "--output") o.output = value;
     else if (flag == "--namespace") o.cpp_namespace = value;
+    else if (flag == "--emit") o.emits.push_back(value);
+    else if (flag == "--jobs") o.jobs = std::stoi(value);
     else throw std::invalid_argument("unknown option " + flag);
   }
   return o;
@@ -72,35 +116,96 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-void require(bool condition, const char* what) {
+void require(bool condition, const std::string& what) {
   if (!condition) throw std::invalid_argument(what);
 }
 
-int generate(const options& o) {
-  require(!o.description.empty(), "generate needs --description");
-  require(!o.name.empty(), "generate needs --name");
-  require(!o.targets.empty(), "generate needs at least one --target");
-  require(!o.output_dir.empty(), "generate needs --output-dir");
-  const std::string text = read_file(o.description);
-  attngen::codegen::kernel_request request;
-  if (attngen::is_module_text(text)) {
-    const auto parsed = attngen::parse_module_description(text);
-    if (!parsed.error.empty()) throw std::runtime_error(o.description + ": " + parsed.error);
-    request.desc = parsed.desc;
-  } else {
-    const auto parsed = attngen::parse_description(text);
-    if (!parsed.error.empty()) throw std::runtime_error(o.description + ": " + parsed.error);
-    request.desc = parsed.desc;
+attngen::codegen::inspection inspection_named(const std::string& name) {
+  if (name == "stmt_html") return attngen::codegen::inspection::stmt_html;
+  if (name == "assembly") return attngen::codegen::inspection::assembly;
+  if (name == "gpu_source") return attngen::codegen::inspection::gpu_source;
+  throw std::invalid_argument("--emit takes stmt_html, assembly or gpu_source, not " + name);
+}
+
+// Per target: the kernel's time (its variants' sum) and object bytes.
+void report_kernel(const std::string& name, const std::vector<attngen::codegen::build_cost>& costs, double wall) {
+  std::map<std::string, std::pair<double, std::uint64_t>> per_target;
+  std::vector<std::string> order;
+  for (const auto& c : costs) {
+    if (!per_target.count(c.target)) order.push_back(c.target);
+    per_target[c.target].first += c.seconds;
+    per_target[c.target].second += c.object_bytes;
   }
-  request.name = o.name;
-  request.cpp_namespace = o.cpp_namespace;
-  request.output_directory = o.output_dir;
-  for (const auto& t : o.targets) request.targets.push_back(attngen::codegen::parse_target(t));
-  const auto start = std::chrono::steady_clock::now();
-  attngen::codegen::compile_kernel(request);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "attngen: generated %s for %zu target(s) in %.2f s\n", o.name.c_str(), o.targets.size(),
-               seconds);
+  std::fprintf(stderr, "attngen: %s generated in %.2f s\n", name.c_str(), wall);
+  for (const auto& target : order)
+    std::fprintf(stderr, "attngen:   %-45s %6.2f s %7.1f KB\n", target.c_str(), per_target[target].first,
+                 per_target[target].second / 1024.0);
+}
+
+void print_stats(const std::vector<std::pair<std::string, std::vector<attngen::codegen::build_cost>>>& kernels) {
+  std::printf("%-24s %-45s %-14s %9s %10s\n", "kernel", "target", "part", "seconds", "object KB");
+  for (const auto& [name, costs] : kernels)
+    for (const auto& c : costs)
+      std::printf("%-24s %-45s %-14s %9.2f %10.1f\n", name.c_str(), c.target.c_str(), c.part.c_str(), c.seconds,
+                  c.object_bytes / 1024.0);
+}
+
+int generate(const options& o) {
+  require(!o.sources.empty(), "generate needs --spec FILE or --describe TEXT");
+  require(!o.output_dir.empty(), "generate needs --output-dir");
+  std::vector<attngen::tool::named_description> kernels;
+  for (const auto& [flag, value] : o.sources) {
+    const bool inline_text = flag == "--describe";
+    auto found = attngen::tool::parse_spec(inline_text ? value : read_file(value), inline_text ? flag : value);
+    kernels.insert(kernels.end(), found.begin(), found.end());
+  }
+  int unnamed = 0;
+  for (auto& k : kernels)
+    if (k.name.empty()) {
+      ++unnamed;
+      k.name = o.name;
+    }
+  require(unnamed <= 1, "several kernels without a name: put them in `[name]` sections");
+  require(unnamed == 0 || !o.name.empty(), "a description without a `[name]` section needs --name");
+  std::vector<Halide::Target> targets;
+  for (const auto& t : o.targets.empty() ? default_targets : o.targets)
+    targets.push_back(attngen::codegen::parse_target(t));
+  std::vector<attngen::codegen::inspection> inspections;
+  for (const auto& e : o.emits) inspections.push_back(inspection_named(e));
+
+  std::vector<std::pair<std::string, std::vector<attngen::codegen::build_cost>>> all_costs;
+  for (std::size_t n = 0; n < kernels.size(); ++n) {
+    attngen::codegen::kernel_request request;
+    request.name = kernels[n].name;
+    request.desc = kernels[n].desc;
+    request.cpp_namespace = o.cpp_namespace;
+    request.output_directory = o.output_dir;
+    request.targets = targets;
+    std::fprintf(stderr, "attngen: [%zu/%zu] generating %s for %zu target(s)\n", n + 1, kernels.size(),
+                 request.name.c_str(), targets.size());
+    const auto start = std::chrono::steady_clock::now();
+    const auto costs = attngen::tool::build_kernel(request, o.jobs);
+    report_kernel(request.name, costs,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (const auto what : inspections)
+      for (const auto& path : attngen::codegen::emit_inspection(request, what))
+        std::fprintf(stderr, "attngen:   wrote %s\n", path.c_str());
+    all_costs.emplace_back(request.name, costs);
+  }
+  if (o.stats) print_stats(all_costs);
+  return 0;
+}
+
+int list_targets() {
+  std::printf("CPU targets (the default fat library holds all three; * = this CPU runs it):\n");
+  for (const auto& name : default_targets)
+    std::printf("  %c %s\n", attngen::codegen::cpu_runs(Halide::Target(name)) ? '*' : ' ', name.c_str());
+  std::printf("best for this CPU: %s\n", attngen::codegen::running_cpu_target().to_string().c_str());
+  std::printf("GPU targets (add to a CPU target list):\n"
+              "    x86-64-linux-cuda-cuda_capability_80   PTX for Ampere and every later NVIDIA GPU\n"
+              "    x86-64-linux-cuda-cuda_capability_90   PTX for Hopper\n"
+              "    x86-64-linux-opencl                    OpenCL C, compiled by the driver at the first call\n"
+              "Any Halide target string is accepted but `host`.\n");
   return 0;
 }
 
@@ -116,10 +221,7 @@ int main(int argc, char** argv) {
       attngen::codegen::compile_runtime(attngen::codegen::parse_target(o.targets[0]), o.output);
       return 0;
     }
-    if (o.command == "targets") {
-      std::printf("%s\n", attngen::codegen::running_cpu_target().to_string().c_str());
-      return 0;
-    }
+    if (o.command == "targets") return list_targets();
     if (o.command == "--help" || o.command == "-h" || o.command == "help") {
       std::fputs(usage, stdout);
       return 0;
@@ -127,7 +229,7 @@ int main(int argc, char** argv) {
     throw std::invalid_argument("unknown command " + o.command);
   } catch (const std::invalid_argument& e) {
     if (*e.what()) std::fprintf(stderr, "attngen: %s\n", e.what());
-    std::fputs(usage, stderr);
+    std::fputs("run `attngen help` for usage\n", stderr);
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attngen: error: %s\n", e.what());

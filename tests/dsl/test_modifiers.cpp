@@ -53,22 +53,21 @@ TEST_CASE("text form of a modifier reads as prefix calls", "[dsl][modifiers][tex
   CHECK(to_text((document(b, q) == 3).graph) == "eq(@document(b, q), 3)");
 }
 
-TEST_CASE("text form names the line and the character of a malformed modifier", "[dsl][modifiers][text]") {
+TEST_CASE("text form names the line and the column of a malformed modifier", "[dsl][modifiers][text]") {
   const auto parsed = parse_description("heads = 4\nhead_dim = 32\nmask_mod = and(le(kv, q), nonsense)\n");
-  CHECK(parsed.error == "line 3: mask_mod: unknown name `nonsense` at character 24 of the expression");
+  CHECK(parsed.error == "line 3, column 35: mask_mod: unknown name `nonsense`");
 }
 
 TEST_CASE("text form rejects a modifier of the wrong kind", "[dsl][modifiers][text]") {
   CHECK(parse_description("heads = 4\nhead_dim = 32\nscore_mod = le(kv, q)\n").error ==
-        "line 3: score_mod must be a number expression");
+        "line 3, column 13: score_mod must be a number expression");
   CHECK(parse_description("heads = 4\nhead_dim = 32\nmask_mod = add(kv, 1.5f)\n").error ==
-        "line 3: mask_mod: operands must be two integers or two floats at character 14 of the expression");
+        "line 3, column 25: mask_mod: operands must be two integers or two floats");
 }
 
 TEST_CASE("text form rejects a read of a tensor declared nowhere", "[dsl][modifiers][text]") {
   CHECK(parse_description("heads = 4\nhead_dim = 32\nmask_mod = eq(@doc(b, q), 1)\n").error ==
-        "line 3: mask_mod: tensor `doc` is not declared (a `tensor =` line before it) at character 8 of the "
-        "expression");
+        "line 3, column 19: mask_mod: tensor `doc` is not declared (a `tensor =` line before it)");
 }
 
 TEST_CASE("a tensor read with the wrong number of indices breaks a description rule", "[dsl][modifiers]") {

@@ -103,11 +103,11 @@ TEST_CASE("module text form round-trips every option exactly", "[dsl]") {
   CHECK_FALSE(is_module_text(to_text(attention().heads(2).head_dim(8))));
 }
 
-TEST_CASE("module text parse errors name the line", "[dsl]") {
+TEST_CASE("module text parse errors name the line and column", "[dsl]") {
   CHECK(parse_module_description("kind = module\nembed_dim = 64\nheads = 8\nbatch_first = maybe\n").error ==
-        "line 4: bad value `maybe` for batch_first");
-  CHECK(parse_module_description("kind = module\nembed = 64\n").error == "line 2: unknown key `embed`");
-  CHECK(parse_module_description("heads = 8\n").error == "line 1: a module description starts with `kind = module`");
+        "line 4, column 15: bad value `maybe` for batch_first");
+  CHECK(parse_module_description("kind = module\nembed = 64\n").error == "line 2, column 1: unknown key `embed`");
+  CHECK(parse_module_description("heads = 8\n").error == "line 1, column 1: a module description starts with `kind = module`");
   CHECK(parse_module_description("kind = module\nembed_dim = 60\nheads = 8\n").error ==
         "embed_dim must be divisible by heads (head_dim = embed_dim / heads)");
 }

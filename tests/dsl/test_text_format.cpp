@@ -41,13 +41,21 @@ TEST_CASE("text form accepts comments, blank lines and omitted defaults", "[dsl]
   CHECK(!parsed.desc.is_causal());
 }
 
-TEST_CASE("text form names the line of an unknown key", "[dsl][text]") {
-  CHECK(parse_description("heads = 4\nhead_dim = 64\nwindow = 3\n").error == "line 3: unknown key `window`");
+TEST_CASE("text form names the line and column of an unknown key", "[dsl][text]") {
+  CHECK(parse_description("heads = 4\nhead_dim = 64\nwindow = 3\n").error == "line 3, column 1: unknown key `window`");
 }
 
-TEST_CASE("text form names the line of a bad value", "[dsl][text]") {
-  CHECK(parse_description("heads = four\n").error == "line 1: bad value `four` for heads");
-  CHECK(parse_description("heads = 4\ncausal = diagonal\n").error == "line 2: bad value `diagonal` for causal");
+TEST_CASE("text form names the line and column of a bad value", "[dsl][text]") {
+  CHECK(parse_description("heads = four\n").error == "line 1, column 9: bad value `four` for heads");
+  CHECK(parse_description("heads = 4\ncausal = diagonal\n").error == "line 2, column 10: bad value `diagonal` for causal");
+}
+
+TEST_CASE("text form takes settings separated by semicolons on one line, naming the column", "[dsl][text]") {
+  const auto parsed = parse_description("heads = 8; kv_heads = 2; head_dim = 64; causal = top_left");
+  CHECK(parsed.error.empty());
+  CHECK(parsed.desc == attention().heads(8).kv_heads(2).head_dim(64).causal(top_left));
+  CHECK(parse_description("heads = 4; head_dim = 32; causal = sideways").error ==
+        "line 1, column 36: bad value `sideways` for causal");
 }
 
 TEST_CASE("text form applies the description rules", "[dsl][text]") {

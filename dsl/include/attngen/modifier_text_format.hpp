@@ -164,7 +164,7 @@ class modifier_parser {
   modifier_parser(std::string_view text, const capture_table& captures, modifier_graph& graph)
       : text_(text), captures_(captures), graph_(graph) {}
 
-  // Empty on success, otherwise what is wrong and at which column.
+  // Empty on success, otherwise what is wrong; error_at() says where.
   std::string parse() {
     graph_ = modifier_graph{};
     if (parse_node() < 0) return error_;
@@ -174,6 +174,9 @@ class modifier_parser {
     return {};
   }
 
+  // Offset in the expression of the first error.
+  std::size_t error_at() const { return error_at_; }
+
  private:
   // Records why the parse stops (the first reason only); false, for checks that read `ok || reject(...)`.
   bool reject(const std::string& why) {
@@ -181,7 +184,10 @@ class modifier_parser {
     return false;
   }
   std::string fail(const std::string& why) {
-    if (error_.empty()) error_ = why + " at character " + std::to_string(at_ + 1) + " of the expression";
+    if (error_.empty()) {
+      error_ = why;
+      error_at_ = at_;
+    }
     return error_;
   }
   void skip_spaces() {
@@ -346,6 +352,7 @@ class modifier_parser {
   modifier_graph& graph_;
   std::size_t at_ = 0;
   std::string error_;
+  std::size_t error_at_ = 0;
 };
 
 }  // namespace detail
@@ -364,10 +371,21 @@ inline std::string to_cpp(const modifier_graph& g, const capture_table& captures
   return out;
 }
 
-/// Parses the prefix form into `graph`; returns an empty string, or what is wrong and at which
-/// character of the expression. Tensor reads take their kind from `captures` (declared before).
+/// Parses the prefix form into `graph`; returns an empty string, or what is wrong, and sets
+/// `*error_at` to its offset in `text`. Tensor reads take their kind from `captures` (declared before).
+inline std::string parse_modifier(std::string_view text, const capture_table& captures, modifier_graph& graph,
+                                  std::size_t* error_at) {
+  detail::modifier_parser parser(text, captures, graph);
+  std::string why = parser.parse();
+  if (!why.empty()) *error_at = parser.error_at();
+  return why;
+}
+
+/// The same, naming the character of the expression in the message.
 inline std::string parse_modifier(std::string_view text, const capture_table& captures, modifier_graph& graph) {
-  return detail::modifier_parser(text, captures, graph).parse();
+  std::size_t at = 0;
+  const std::string why = parse_modifier(text, captures, graph, &at);
+  return why.empty() ? why : why + " at character " + std::to_string(at + 1) + " of the expression";
 }
 
 /// `doc i32 batch key_length`: a tensor declaration's text form.

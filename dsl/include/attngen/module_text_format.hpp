@@ -112,10 +112,11 @@ inline parsed_module_description parse_module_description(std::string_view text)
   parsed_module_description result;
   mha_desc& d = result.desc;
   bool kind_seen = false;
-  result.error = detail::for_each_setting(text, [&](std::string_view key, std::string_view value) -> std::string {
+  result.error = detail::for_each_setting(text, [&](std::string_view key, std::string_view value) -> detail::setting_problem {
     if (!kind_seen) {
       kind_seen = key == "kind" && value == "module";
-      return kind_seen ? std::string() : "a module description starts with `kind = module`";
+      if (kind_seen) return {};
+      return {"a module description starts with `kind = module`", key.data()};
     }
     auto parse_flag = [&](bool& out) {
       out = value == "true";
@@ -139,7 +140,7 @@ inline parsed_module_description parse_module_description(std::string_view text)
     else if (key == "attn_mask") ok = detail::parse_spelling(detail::mask_kind_spellings, value, d.mask);
     else if (key == "attn_mask_shape") ok = detail::parse_spelling(detail::attn_mask_shape_spellings, value, d.mask_dims);
     else if (key == "dtype") ok = detail::parse_spelling(detail::dtype_spellings, value, d.element_type);
-    else return "unknown key `" + std::string(key) + "`";
+    else return {"unknown key `" + std::string(key) + "`", key.data()};
     return ok ? std::string() : "bad value `" + std::string(value) + "` for " + std::string(key);
   });
   if (!result.error.empty()) return result;

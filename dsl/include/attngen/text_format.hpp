@@ -2,7 +2,7 @@
 /// A description as text, and back. The build uses it to carry a description from the C++ header that
 /// states it to the generator, and generated headers record it (as C++) so a kernel says what it is.
 ///
-/// Text form: one `key = value` per line, `#` starts a comment. Keys: heads, kv_heads, head_dim,
+/// Text form: one `key = value` per line (or several separated by `;`), `#` starts a comment. Keys: heads, kv_heads, head_dim,
 /// v_head_dim, causal (none|top_left|bottom_right), additive_mask (none|lq_lk|h_lq_lk|b_h_lq_lk|b_1_lq_lk),
 /// key_padding (none|true_means_ignore|true_means_keep), scale (a number or `default`), lse (true|false),
 /// dtype (f32|f16|bf16), and for modifiers (attngen/modifier_text_format.hpp) tensor and scalar
@@ -72,25 +72,45 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// Calls `setting(key, value)` for each `key = value` line of `text` (`#` comments and blank lines
-/// skipped). `setting` returns an empty string, or why the line is wrong. Returns the first problem
-/// as "line N: ...", or an empty string.
+/// What is wrong with a setting, and where: `at` points into the text (null: the value's start).
+struct setting_problem {
+  std::string why;  ///< empty when nothing is
+  const char* at = nullptr;
+
+  setting_problem() = default;
+  setting_problem(std::string what, const char* where = nullptr) : why(std::move(what)), at(where) {}
+  setting_problem(const char* what) : why(what) {}
+};
+
+/// Calls `setting(key, value)` for each `key = value` setting of `text`: one per line, or several on
+/// a line separated by `;` (so a description fits on a command line); `#` starts a comment. `setting`
+/// returns a setting_problem (or a string: what is wrong with the value). Returns the first problem as
+/// "line L, column C: ...", or an empty string.
 template <typename Setting>
 std::string for_each_setting(std::string_view text, Setting&& setting) {
   int line_number = 0;
-  auto at_line = [&](const std::string& why) { return "line " + std::to_string(line_number) + ": " + why; };
   while (!text.empty()) {
     ++line_number;
     const auto end = text.find('\n');
     std::string_view line = text.substr(0, end);
+    const char* const line_start = line.data();
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
     if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    line = trim(line);
-    if (line.empty()) continue;
-    const auto equals = line.find('=');
-    if (equals == std::string_view::npos) return at_line("expected `key = value`, got `" + std::string(line) + "`");
-    if (std::string why = setting(trim(line.substr(0, equals)), trim(line.substr(equals + 1))); !why.empty())
-      return at_line(why);
+    auto where = [&](const char* at) {
+      return "line " + std::to_string(line_number) + ", column " + std::to_string(at - line_start + 1) + ": ";
+    };
+    while (!line.empty()) {
+      const auto semicolon = line.find(';');
+      const std::string_view item = trim(line.substr(0, semicolon));
+      line = semicolon == std::string_view::npos ? std::string_view{} : line.substr(semicolon + 1);
+      if (item.empty()) continue;
+      const auto equals = item.find('=');
+      if (equals == std::string_view::npos)
+        return where(item.data()) + "expected `key = value`, got `" + std::string(item) + "`";
+      const std::string_view key = trim(item.substr(0, equals)), value = trim(item.substr(equals + 1));
+      const setting_problem problem = setting(key, value);
+      if (!problem.why.empty()) return where(problem.at ? problem.at : value.data()) + problem.why;
+    }
   }
   return {};
 }
@@ -155,7 +175,8 @@ inline std::string to_cpp(const attention_desc& d) {
   return cpp;
 }
 
-/// Result of parsing a text description: `error` is empty on success, otherwise it names the line.
+/// Result of parsing a text description: `error` is empty on success, otherwise it names the line and
+/// the column.
 struct parsed_description {
   attention_desc desc;
   std::string error;
@@ -165,7 +186,7 @@ struct parsed_description {
 inline parsed_description parse_description(std::string_view text) {
   parsed_description result;
   attention_desc& d = result.desc;
-  result.error = detail::for_each_setting(text, [&](std::string_view key, std::string_view value) -> std::string {
+  result.error = detail::for_each_setting(text, [&](std::string_view key, std::string_view value) -> detail::setting_problem {
     bool ok = true;
     if (key == "heads") ok = detail::parse_number(value, d.num_heads);
     else if (key == "kv_heads") ok = detail::parse_number(value, d.num_kv_heads);
@@ -192,12 +213,14 @@ inline parsed_description parse_description(std::string_view text) {
       d.captures.scalars[d.captures.scalar_count++] = capture_name::of(value);
     } else if (key == "score_mod" || key == "mask_mod") {
       modifier_graph& graph = key == "score_mod" ? d.score_modifier : d.mask_modifier;
-      if (std::string why = parse_modifier(value, d.captures, graph); !why.empty()) return std::string(key) + ": " + why;
+      std::size_t at = 0;
+      if (std::string why = parse_modifier(value, d.captures, graph, &at); !why.empty())
+        return {std::string(key) + ": " + why, value.data() + at};
       const bool boolean = graph.root().kind == value_kind::boolean;
       if (key == "score_mod" && boolean) return "score_mod must be a number expression";
       if (key == "mask_mod" && !boolean) return "mask_mod must be a boolean expression";
     } else {
-      return "unknown key `" + std::string(key) + "`";
+      return {"unknown key `" + std::string(key) + "`", key.data()};
     }
     return ok ? std::string() : "bad value `" + std::string(value) + "` for " + std::string(key);
   });

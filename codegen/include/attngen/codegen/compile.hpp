@@ -4,6 +4,7 @@
 /// C headers, and a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`) that validates arguments through
 /// the runtime and picks the variant for the call's shape.
 
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,10 +26,37 @@ struct kernel_request {
   std::string output_directory;
 };
 
-/// Writes, for each kernel variant V, <name>_halide_V.a and <name>_halide_V.h, for each GPU API A
-/// <name>_halide_A.a and .h, and the wrapper <name>.hpp and <name>.cpp, into the output directory.
-/// Throws std::runtime_error (or a Halide error) on failure.
-void compile_kernel(const kernel_request& request);
+/// What one part of a kernel cost for one target: generation time and object code size.
+struct build_cost {
+  std::string target;  ///< the Halide target string given
+  std::string part;    ///< a kernel variant (general, short_keys, ...) or a GPU API (cuda, opencl)
+  double seconds = 0;  ///< lowering and code generation (with several CPU targets, each target's share)
+  std::uint64_t object_bytes = 0;
+};
+
+/// A kernel is generated in parts, each writing its own files, so parts may run in parallel: one per
+/// kernel variant (<name>_halide_V.a and .h, holding every CPU target) and one per GPU API
+/// (<name>_halide_A.a and .h). Throws std::runtime_error on an invalid request.
+int kernel_part_count(const kernel_request& request);
+/// Generates part `part` (0 <= part < kernel_part_count) and returns its costs per target. Throws
+/// std::runtime_error (or a Halide error) on failure.
+std::vector<build_cost> compile_kernel_part(const kernel_request& request, int part);
+/// Writes the wrapper <name>.hpp and <name>.cpp.
+void write_kernel_wrapper(const kernel_request& request);
+
+/// Every part, one after the other, then the wrapper.
+std::vector<build_cost> compile_kernel(const kernel_request& request);
+
+/// Outputs that show what a kernel's code is, for people.
+enum class inspection {
+  stmt_html,   ///< Halide's lowered statement as HTML, per target (<name>_V-<target>.stmt.html)
+  assembly,    ///< host assembly, per target (<name>_V-<target>.s)
+  gpu_source,  ///< a GPU target's device code: PTX (<name>_cuda.ptx) or OpenCL C (<name>_opencl.cl)
+};
+
+/// Writes `what` for the general variant (and the GPU targets' code) into the output directory; returns
+/// the paths written.
+std::vector<std::string> emit_inspection(const kernel_request& request, inspection what);
 
 /// The generated Halide function (and file stem) of one variant of a kernel.
 std::string halide_function_name(const std::string& kernel_name, kernel_variant variant);

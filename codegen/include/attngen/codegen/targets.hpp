@@ -16,4 +16,7 @@ Halide::Target parse_target(const std::string& name);
 /// set), else AVX2+FMA, else baseline x86-64; with f16c where present.
 Halide::Target running_cpu_target();
 
+/// Whether this machine's CPU has every x86 feature `target` uses.
+bool cpu_runs(const Halide::Target& target);
+
 }  // namespace attngen::codegen
