@@ -1,7 +1,9 @@
 #include "attngen/codegen/compile.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "attngen/codegen/algorithm.hpp"
@@ -124,12 +126,13 @@ std::vector<std::pair<std::string, std::uint64_t>> archive_members(const std::st
   return members;
 }
 
-// Object bytes of `target` in a multi-target library (its members name the target), or all of it.
+// Object bytes of `target` in a multi-target library (its members name the target), or all of a
+// library that holds one target.
 std::uint64_t object_bytes_for(const std::vector<std::pair<std::string, std::uint64_t>>& members,
-                               const Halide::Target& target, bool only_target) {
+                               const Halide::Target& target, bool single_target_library) {
   std::uint64_t bytes = 0;
   for (const auto& [name, size] : members)
-    if (only_target || name.find("-" + target.to_string() + ".o") != std::string::npos) bytes += size;
+    if (single_target_library || name.find("-" + target.to_string() + ".o") != std::string::npos) bytes += size;
   return bytes;
 }
 
@@ -137,7 +140,57 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+bool wants(const kernel_request& request, inspection what) {
+  return std::find(request.inspections.begin(), request.inspections.end(), what) != request.inspections.end();
+}
+
+// Where an inspection output goes: per CPU target for the statement and the assembly, per GPU API for
+// the device code (`index` counts the CPU or the GPU targets).
+std::string inspection_path(const kernel_request& request, const resolved_request& r, inspection what,
+                            std::size_t index) {
+  const std::string base = request.output_directory + "/" + request.name;
+  switch (what) {
+    case inspection::stmt_html: return base + "_general-" + r.target_names[index] + ".stmt.html";
+    case inspection::assembly: return base + "_general-" + r.target_names[index] + ".s";
+    case inspection::gpu_source: return base + "_" + r.gpu_apis[index] + (r.gpu_apis[index] == "cuda" ? ".ptx" : ".cl");
+  }
+  return {};
+}
+
+// The statement and the assembly of the general variant's module for CPU target `index`.
+void write_cpu_inspections(const kernel_request& request, const resolved_request& r, const Halide::Module& m,
+                           std::size_t index) {
+  std::map<Halide::OutputFileType, std::string> outputs;
+  if (wants(request, inspection::stmt_html))
+    outputs[Halide::OutputFileType::stmt_html] = inspection_path(request, r, inspection::stmt_html, index);
+  if (wants(request, inspection::assembly))
+    outputs[Halide::OutputFileType::assembly] = inspection_path(request, r, inspection::assembly, index);
+  if (!outputs.empty()) m.compile(outputs);
+}
+
+// The device code Halide embeds in GPU target `index`'s module: PTX text or OpenCL C.
+void write_gpu_source(const kernel_request& request, const resolved_request& r, const Halide::Module& m,
+                      std::size_t index) {
+  std::string code;
+  for (const Halide::Buffer<>& buffer : m.buffers())
+    if (buffer.name().find("gpu_source_kernels") != std::string::npos)
+      code.assign(reinterpret_cast<const char*>(buffer.data()), buffer.size_in_bytes());
+  if (code.empty()) throw std::runtime_error("no device code found for " + r.gpu_target_names[index]);
+  code.erase(code.find_last_not_of('\0') + 1);
+  write_file(inspection_path(request, r, inspection::gpu_source, index), code);
+}
+
 }  // namespace
+
+std::vector<std::string> inspection_paths(const kernel_request& request) {
+  const resolved_request r = resolve(request);
+  std::vector<std::string> paths;
+  for (const inspection what : request.inspections) {
+    const std::size_t count = what == inspection::gpu_source ? r.gpu_apis.size() : r.targets.size();
+    for (std::size_t n = 0; n < count; ++n) paths.push_back(inspection_path(request, r, what, n));
+  }
+  return paths;
+}
 
 int kernel_part_count(const kernel_request& request) {
   return kernel_variant_count + int(resolve(request).gpu_apis.size());
@@ -151,10 +204,11 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
     const std::string function = halide_gpu_function_name(request.name, r.gpu_apis.at(n));
     const std::string prefix = request.output_directory + "/" + function;
     const auto start = std::chrono::steady_clock::now();
-    gpu_module(r, n, function).compile({{Halide::OutputFileType::static_library, prefix + ".a"},
-                                        {Halide::OutputFileType::c_header, prefix + ".h"}});
+    const Halide::Module m = gpu_module(r, n, function);
+    m.compile({{Halide::OutputFileType::static_library, prefix + ".a"}, {Halide::OutputFileType::c_header, prefix + ".h"}});
     costs.push_back({r.gpu_target_names[n], r.gpu_apis[n], seconds_since(start),
                      object_bytes_for(archive_members(prefix + ".a"), r.gpu_targets[n], true)});
+    if (wants(request, inspection::gpu_source)) write_gpu_source(request, r, m, n);
     return costs;
   }
   // One static library per variant holding every CPU target, with run-time dispatch. Halide builds
@@ -166,7 +220,9 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
   std::vector<std::chrono::steady_clock::time_point> starts;
   auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
     starts.push_back(std::chrono::steady_clock::now());
-    return cpu_module(r, variant, fn_name, target);
+    Halide::Module m = cpu_module(r, variant, fn_name, target);
+    if (variant == kernel_variant::general) write_cpu_inspections(request, r, m, starts.size() - 1);
+    return m;
   };
   Halide::compile_multitarget(function,
                               {{Halide::OutputFileType::static_library, prefix + ".a"},
@@ -206,36 +262,6 @@ std::vector<build_cost> compile_kernel(const kernel_request& request) {
   }
   write_kernel_wrapper(request);
   return costs;
-}
-
-std::vector<std::string> emit_inspection(const kernel_request& request, inspection what) {
-  const resolved_request r = resolve(request);
-  std::vector<std::string> written;
-  const std::string base = request.output_directory + "/" + request.name;
-  if (what == inspection::gpu_source) {
-    for (std::size_t n = 0; n < r.gpu_targets.size(); ++n) {
-      const Halide::Module m = gpu_module(r, n, halide_gpu_function_name(request.name, r.gpu_apis[n]));
-      std::string code;
-      for (const Halide::Buffer<>& buffer : m.buffers())
-        if (buffer.name().find("gpu_source_kernels") != std::string::npos)
-          code.assign(reinterpret_cast<const char*>(buffer.data()), buffer.size_in_bytes());
-      if (code.empty()) throw std::runtime_error("no device code found for " + r.gpu_target_names[n]);
-      code.erase(code.find_last_not_of('\0') + 1);
-      const std::string path = base + "_" + r.gpu_apis[n] + (r.gpu_apis[n] == "cuda" ? ".ptx" : ".cl");
-      write_file(path, code);
-      written.push_back(path);
-    }
-    return written;
-  }
-  for (std::size_t t = 0; t < r.targets.size(); ++t) {
-    const std::string function = halide_function_name(request.name, kernel_variant::general);
-    const std::string path = base + "_general-" + r.target_names[t] + (what == inspection::stmt_html ? ".stmt.html" : ".s");
-    cpu_module(r, kernel_variant::general, function, r.targets[t])
-        .compile({{what == inspection::stmt_html ? Halide::OutputFileType::stmt_html : Halide::OutputFileType::assembly,
-                   path}});
-    written.push_back(path);
-  }
-  return written;
 }
 
 std::string halide_function_name(const std::string& kernel_name, kernel_variant variant) {

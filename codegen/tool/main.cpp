@@ -95,7 +95,7 @@ options parse(int argc, char** argv) {
     }
     if (n + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
     const std::string value = argv[++n];
-    if (flag == "--spec" || flag == "--description" || flag == "--describe") o.sources.emplace_back(flag, value);
+    if (flag == "--spec" || flag == "--describe") o.sources.emplace_back(flag, value);
     else if (flag == "--name") o.name = value;
     else if (flag == "--target") o.targets.push_back(value);
     else if (flag == "--output-dir") o.output_dir = value;
@@ -181,15 +181,15 @@ int generate(const options& o) {
     request.cpp_namespace = o.cpp_namespace;
     request.output_directory = o.output_dir;
     request.targets = targets;
+    request.inspections = inspections;
     std::fprintf(stderr, "attngen: [%zu/%zu] generating %s for %zu target(s)\n", n + 1, kernels.size(),
                  request.name.c_str(), targets.size());
     const auto start = std::chrono::steady_clock::now();
     const auto costs = attngen::tool::build_kernel(request, o.jobs);
     report_kernel(request.name, costs,
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    for (const auto what : inspections)
-      for (const auto& path : attngen::codegen::emit_inspection(request, what))
-        std::fprintf(stderr, "attngen:   wrote %s\n", path.c_str());
+    for (const auto& path : attngen::codegen::inspection_paths(request))
+      std::fprintf(stderr, "attngen:   wrote %s\n", path.c_str());
     all_costs.emplace_back(request.name, costs);
   }
   if (o.stats) print_stats(all_costs);

@@ -1,7 +1,6 @@
 #include "spec.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <stdexcept>
 #include <string_view>
 
@@ -18,13 +17,6 @@ std::string section_name(std::string_view line) {
   line = detail::trim(line);
   if (line.size() < 2 || line.front() != '[' || line.back() != ']') return {};
   return std::string(detail::trim(line.substr(1, line.size() - 2)));
-}
-
-bool is_identifier(const std::string& name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
 }
 
 named_description parse_one(const std::string& name, const std::string& text, const std::string& source) {
@@ -68,7 +60,7 @@ std::vector<named_description> parse_spec(const std::string& text, const std::st
   }
   for (std::size_t s = 0; s < starts.size(); ++s) {
     const std::string name = section_name(lines[starts[s]]);
-    if (!is_identifier(name))
+    if (!detail::is_identifier(name))
       throw std::runtime_error(source + ": line " + std::to_string(starts[s] + 1) +
                                ", column 2: a kernel's name must be a C++ identifier, not `" + name + "`");
     for (const auto& seen : kernels)

@@ -381,13 +381,6 @@ inline std::string parse_modifier(std::string_view text, const capture_table& ca
   return why;
 }
 
-/// The same, naming the character of the expression in the message.
-inline std::string parse_modifier(std::string_view text, const capture_table& captures, modifier_graph& graph) {
-  std::size_t at = 0;
-  const std::string why = parse_modifier(text, captures, graph, &at);
-  return why.empty() ? why : why + " at character " + std::to_string(at + 1) + " of the expression";
-}
-
 /// `doc i32 batch key_length`: a tensor declaration's text form.
 inline std::string to_text(const tensor_capture& t) {
   std::string text = std::string(t.name.view()) + (t.type == capture_type::i32 ? " i32" : " f32");

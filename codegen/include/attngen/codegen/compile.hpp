@@ -16,6 +16,14 @@
 
 namespace attngen::codegen {
 
+/// Outputs that show what a kernel's code is, for people.
+enum class inspection {
+  stmt_html,   ///< Halide's lowered statement of the general variant as HTML, per CPU target
+               ///< (<name>_general-<target>.stmt.html)
+  assembly,    ///< the general variant's assembly, per CPU target (<name>_general-<target>.s)
+  gpu_source,  ///< a GPU target's device code: PTX (<name>_cuda.ptx) or OpenCL C (<name>_opencl.cl)
+};
+
 struct kernel_request {
   std::string name;                    ///< C++ identifier: the wrapper struct; files are <name>.*
   std::string cpp_namespace;           ///< optional namespace of the wrapper struct (may contain ::)
@@ -24,6 +32,8 @@ struct kernel_request {
   /// most one of each) in any order.
   std::vector<Halide::Target> targets;
   std::string output_directory;
+  /// Written by the parts that compile their code anyway: the general variant and the GPU parts.
+  std::vector<inspection> inspections;
 };
 
 /// What one part of a kernel cost for one target: generation time and object code size.
@@ -47,16 +57,8 @@ void write_kernel_wrapper(const kernel_request& request);
 /// Every part, one after the other, then the wrapper.
 std::vector<build_cost> compile_kernel(const kernel_request& request);
 
-/// Outputs that show what a kernel's code is, for people.
-enum class inspection {
-  stmt_html,   ///< Halide's lowered statement as HTML, per target (<name>_V-<target>.stmt.html)
-  assembly,    ///< host assembly, per target (<name>_V-<target>.s)
-  gpu_source,  ///< a GPU target's device code: PTX (<name>_cuda.ptx) or OpenCL C (<name>_opencl.cl)
-};
-
-/// Writes `what` for the general variant (and the GPU targets' code) into the output directory; returns
-/// the paths written.
-std::vector<std::string> emit_inspection(const kernel_request& request, inspection what);
+/// The files `request.inspections` make compile_kernel_part write, in the output directory.
+std::vector<std::string> inspection_paths(const kernel_request& request);
 
 /// The generated Halide function (and file stem) of one variant of a kernel.
 std::string halide_function_name(const std::string& kernel_name, kernel_variant variant);
