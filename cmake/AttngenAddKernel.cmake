@@ -21,13 +21,15 @@ library target that apps link.
 
 Creates the static library target ``<name>`` (alias ``attngen::<name>``). Linking it provides the
 header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const attngen::attention_args&); }``
-(``run(const attngen::mha_args&)`` for a module) and links the attngen runtime. Steps, all at build time:
+(``run(const attngen::mha_args&)`` for a module) and the C header ``<name>.h`` with
+``<name>_run(const attngen_attention_args*, attngen_error*)`` for C and FFI callers (see
+``attngen/c_api.h``), and links the attngen runtime. Steps, all at build time:
 
 1. A small program that includes ``<header>`` is compiled: ``attngen::validated<VARIABLE>()`` rejects an
    invalid description here, with a message naming the problem. Run, it writes the text form.
 2. The ``attngen`` generator compiles the text form for each target into one library per kernel
    variant, ``<name>_halide_<variant>.a`` (shape-specific tilings the wrapper picks from per call).
-3. The typed wrapper ``<name>.cpp`` is compiled into ``<name>``.
+3. The typed wrapper ``<name>.cpp``, holding the C API's functions too, is compiled into ``<name>``.
 
 Calls with tensors on a GPU run that GPU's code (see ``attngen/runtime/gpu.hpp``): the CUDA target's
 PTX (``cuda_capability_80`` PTX runs on every later GPU, Hopper included), the OpenCL target's kernels
@@ -111,7 +113,8 @@ function(attngen_add_kernel name)
       message(FATAL_ERROR "attngen_add_kernel(${name}): GPU target ${target} names neither cuda nor opencl")
     endif()
   endforeach()
-  set(generated ${variant_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
+  set(generated ${variant_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp
+                ${ARG_OUTPUT_DIRECTORY}/${name}.h)
   add_custom_command(
     OUTPUT ${generated}
     COMMAND attngen::generator generate --spec ${description_text} --name ${name}
@@ -123,6 +126,9 @@ function(attngen_add_kernel name)
   # 3. The library apps link.
   add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
   add_library(attngen::${name} ALIAS ${name})
+  # Position-independent like the Halide objects, so that the kernel can go into a shared library
+  # (for FFI callers of the C API).
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIRECTORY}>)
   target_link_libraries(${name} PUBLIC ${variant_libraries} attngen::runtime)
 endfunction()

@@ -252,6 +252,7 @@ void write_kernel_wrapper(const kernel_request& request) {
                               r.gpu_apis, r.gpu_target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
+  write_file(request.output_directory + "/" + request.name + ".h", wrapper.c_header);
 }
 
 std::vector<build_cost> compile_kernel(const kernel_request& request) {

@@ -31,7 +31,8 @@ generate
   Compiles each kernel described into DIR: a static library and C header per kernel variant,
   NAME_halide_VARIANT.a/.h (VARIANT: general, short_keys, single_query, short_queries; the wrapper
   picks one per call from the shapes), one per GPU API (NAME_halide_cuda.a, NAME_halide_opencl.a),
-  and the C++ wrapper NAME.hpp/NAME.cpp that validates a call's tensors and runs it.
+  the C++ wrapper NAME.hpp/NAME.cpp that validates a call's tensors and runs it, and NAME.h, the
+  same kernel for C and FFI callers (see attngen/c_api.h).
   --spec FILE       a text description: `key = value` lines, `#` comments. Several kernels go in
                     `[name]` sections; a file without sections holds one kernel, named by --name.
   --describe TEXT   a description on the command line, settings separated by `;` (needs --name):

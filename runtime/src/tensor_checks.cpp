@@ -1,5 +1,6 @@
 #include "tensor_checks.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "attngen/text_format.hpp"
@@ -43,12 +44,15 @@ status fail(error_code code, const char* name, const std::string& what) {
 }
 
 bool has_no_elements(const tensor_view& t) {
-  for (int d = 0; d < t.rank; ++d)
+  for (int d = 0; d < std::min(t.rank, int(tensor_view::max_rank)); ++d)
     if (t.shape[d] == 0) return true;
   return false;
 }
 
 status check_presence(const tensor_presence& p) {
+  if (p.view.rank < 0 || p.view.rank > tensor_view::max_rank)
+    return fail(error_code::wrong_rank, p.name,
+                "rank " + std::to_string(p.view.rank) + " is outside 0 to " + std::to_string(tensor_view::max_rank));
   if (!p.required && !p.view.empty())
     return fail(error_code::unexpected_tensor, p.name,
                 std::string("this kernel's description has no ") + p.feature + ", but a tensor was given");
@@ -94,9 +98,9 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
     if (t.shape[d] > int32_max || t.strides[d] > int32_max)
       return fail(error_code::too_large, name, "dimension " + std::to_string(d) + " does not fit 32-bit indexing");
     if (t.shape[d] > 0) last_offset += (t.shape[d] - 1) * t.strides[d];
+    if (last_offset > int32_max)
+      return fail(error_code::too_large, name, "spans more than 2^31 elements; the kernel indexes with 32 bits");
   }
-  if (last_offset > int32_max)
-    return fail(error_code::too_large, name, "spans more than 2^31 elements; the kernel indexes with 32 bits");
   return {};
 }
 

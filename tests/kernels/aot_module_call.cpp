@@ -86,4 +86,19 @@ bool aot_module_call::outputs_all_equal(std::uint8_t byte) const {
   return all(output_) && all(weights_);
 }
 
+packed_state_dict::packed_state_dict(const aot_module_call& call) {
+  for (const char* name : {"q_weight", "k_weight", "v_weight"}) {
+    const auto& bytes = call.input_bytes(name);
+    in_proj_weight.insert(in_proj_weight.end(), bytes.begin(), bytes.end());
+  }
+  for (const char* name : {"q_bias", "k_bias", "v_bias"}) {
+    const auto& bytes = call.input_bytes(name);
+    in_proj_bias.insert(in_proj_bias.end(), bytes.begin(), bytes.end());
+  }
+  tensors = {{"in_proj_weight", in_proj_weight.data()},
+             {"in_proj_bias", in_proj_bias.data()},
+             {"out_proj.weight", call.input_bytes("out_weight").data()},
+             {"out_proj.bias", call.input_bytes("out_bias").data()}};
+}
+
 }  // namespace attngen::testing

@@ -35,4 +35,13 @@ class aot_module_call {
   std::vector<std::uint8_t> output_, weights_;
 };
 
+/// The state_dict of PyTorch's nn.MultiheadAttention for a call's weights when kdim == vdim ==
+/// embed_dim and with bias: in_proj_weight and in_proj_bias packed, out_proj.weight, out_proj.bias.
+struct packed_state_dict {
+  std::vector<std::uint8_t> in_proj_weight, in_proj_bias;
+  std::vector<state_dict_tensor> tensors;
+
+  explicit packed_state_dict(const aot_module_call& call);
+};
+
 }  // namespace attngen::testing

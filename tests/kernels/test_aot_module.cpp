@@ -34,27 +34,6 @@ void check_against_pytorch(const std::vector<module_problem>& problems) {
   }
 }
 
-// PyTorch's state_dict tensors for the encoder problem: in_proj_weight and in_proj_bias packed.
-struct encoder_state_dict {
-  std::vector<std::uint8_t> in_proj_weight, in_proj_bias;
-  std::vector<state_dict_tensor> tensors;
-
-  explicit encoder_state_dict(const aot_module_call& call) {
-    for (const char* name : {"q_weight", "k_weight", "v_weight"}) {
-      const auto& bytes = call.input_bytes(name);
-      in_proj_weight.insert(in_proj_weight.end(), bytes.begin(), bytes.end());
-    }
-    for (const char* name : {"q_bias", "k_bias", "v_bias"}) {
-      const auto& bytes = call.input_bytes(name);
-      in_proj_bias.insert(in_proj_bias.end(), bytes.begin(), bytes.end());
-    }
-    tensors = {{"in_proj_weight", in_proj_weight.data()},
-               {"in_proj_bias", in_proj_bias.data()},
-               {"out_proj.weight", call.input_bytes("out_weight").data()},
-               {"out_proj.bias", call.input_bytes("out_bias").data()}};
-  }
-};
-
 }  // namespace
 
 TEST_CASE("AOT module with every option (fat library) matches PyTorch in an inference call", "[aot][module]") {
@@ -75,7 +54,7 @@ TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed
   const module_problem p = make_random_module_problem(test_kernels::module_encoder, 2, 7, 9, 8);
   aot_module_call direct(p), loaded(p);
   REQUIRE(aot_module_encoder::run(direct.args()).ok());
-  encoder_state_dict state(loaded);
+  packed_state_dict state(loaded);
   mha_args args = loaded.args();
   const status s = weights_from_state_dict(aot_module_encoder::description, state.tensors.data(), state.tensors.size(),
                                            args.weights);

@@ -1,8 +1,8 @@
 #pragma once
 /// Ahead-of-time compilation of a description into what an app links: a static library per kernel
 /// variant (each holding one kernel per target, with run-time dispatch when several are given), their
-/// C headers, and a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`) that validates arguments through
-/// the runtime and picks the variant for the call's shape.
+/// C headers, and a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`, and `<name>.h` for C callers)
+/// that validates arguments through the runtime and picks the variant for the call's shape.
 
 #include <cstdint>
 #include <string>
@@ -51,7 +51,7 @@ int kernel_part_count(const kernel_request& request);
 /// Generates part `part` (0 <= part < kernel_part_count) and returns its costs per target. Throws
 /// std::runtime_error (or a Halide error) on failure.
 std::vector<build_cost> compile_kernel_part(const kernel_request& request, int part);
-/// Writes the wrapper <name>.hpp and <name>.cpp.
+/// Writes the wrapper <name>.hpp and <name>.cpp, and the C API header <name>.h.
 void write_kernel_wrapper(const kernel_request& request);
 
 /// Every part, one after the other, then the wrapper.

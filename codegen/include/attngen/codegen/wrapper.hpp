@@ -11,7 +11,8 @@ namespace attngen::codegen {
 
 struct wrapper_sources {
   std::string header;  ///< <name>.hpp
-  std::string source;  ///< <name>.cpp
+  std::string source;  ///< <name>.cpp, with the C API's functions
+  std::string c_header;  ///< <name>.h: the C API (attngen/c_api.h)
 };
 
 /// The wrapper calls the variants' Halide functions (see halide_function_name) and picks one per call

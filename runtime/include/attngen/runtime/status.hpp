@@ -4,7 +4,8 @@
 /// A status is ok, or carries a code and a message that names the argument, what was expected and
 /// what was given, e.g. `k: expected 8 kv heads, got 4`. Nothing throws and nothing aborts: errors
 /// raised inside a kernel by the Halide runtime are captured into the status of that call. When a
-/// status is not ok, no output was written.
+/// status is not ok, no output was written. The C API (attngen/c_api.h) reports the same codes, with
+/// the same values, and the same messages.
 
 #include <string>
 #include <utility>

@@ -1,0 +1,153 @@
+/* attngen's C API: calling generated kernels from C, and from other languages through their C FFI
+ * (Python's ctypes, Rust's extern "C", C#'s P/Invoke, ...).
+ *
+ * Every generated kernel `<name>` (attngen_add_kernel, `attngen generate`) comes with the C header
+ * `<name>.h` next to its C++ `<name>.hpp`. It declares, with the kernel's description and shape
+ * contract in its comment:
+ *
+ *     int32_t <name>_run(const attngen_attention_args* args, attngen_error* error);  (operators)
+ *     int32_t <name>_run(const attngen_mha_args* args, attngen_error* error);        (modules)
+ *     int32_t <name>_weights_from_state_dict(const attngen_state_dict_tensor* tensors, size_t count,
+ *                                            attngen_mha_weights* weights, attngen_error* error);
+ *                                                                                    (modules)
+ *     const char* <name>_record(void);
+ *
+ * With a C++ namespace (NAMESPACE ns::sub), the C names are prefixed `ns_sub_<name>`.
+ *
+ * Errors: the same validation and messages as the C++ runtime (attngen/runtime/status.hpp). A call
+ * returns ATTNGEN_OK (0) or an attngen_error_code; when `error` is not NULL it receives the code and
+ * the message, truncated to fit and always NUL-terminated ("" when ok). When a call fails, no output
+ * was written. Nothing aborts and no C++ exception crosses this API. Values of the enumerations
+ * below that a field does not know (an unknown dtype, a rank above ATTNGEN_MAX_RANK) are errors that
+ * name the tensor.
+ *
+ * Tensors: as attngen::tensor_view (attngen/runtime/tensor.hpp): shape and strides outermost first,
+ * strides in elements. A zero-initialised attngen_tensor is "no tensor", and a zero-initialised args
+ * struct ({0}) is the starting point of every call: fill in the tensors the kernel's description
+ * takes. Fields are fixed-width so that FFI declarations are unambiguous.
+ *
+ * Threads: kernels share one thread pool, sized by attngen_set_num_threads.
+ */
+#ifndef ATTNGEN_C_API_H
+#define ATTNGEN_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  ATTNGEN_MAX_RANK = 4,
+  ATTNGEN_MAX_CAPTURED_TENSORS = 4,
+  ATTNGEN_MAX_CAPTURED_SCALARS = 4,
+  ATTNGEN_ERROR_MESSAGE_SIZE = 512
+};
+
+/* Element types (attngen::dtype). */
+typedef enum attngen_dtype {
+  ATTNGEN_F32 = 0,
+  ATTNGEN_F16 = 1,
+  ATTNGEN_BF16 = 2,
+  ATTNGEN_U8 = 3, /* boolean masks: 0 = false, anything else = true */
+  ATTNGEN_I32 = 4 /* captured integer tensors */
+} attngen_dtype;
+
+/* Where a tensor's memory is (attngen::device_kind; see attngen/runtime/gpu.hpp). */
+typedef enum attngen_device {
+  ATTNGEN_HOST = 0,
+  ATTNGEN_CUDA = 1,  /* data is a CUdeviceptr */
+  ATTNGEN_OPENCL = 2 /* data is a cl_mem */
+} attngen_device;
+
+/* attngen::error_code, value for value. */
+typedef enum attngen_error_code {
+  ATTNGEN_OK = 0,
+  ATTNGEN_NULL_POINTER = 1,
+  ATTNGEN_UNEXPECTED_TENSOR = 2,
+  ATTNGEN_WRONG_RANK = 3,
+  ATTNGEN_WRONG_SHAPE = 4,
+  ATTNGEN_WRONG_STRIDE = 5,
+  ATTNGEN_WRONG_DTYPE = 6,
+  ATTNGEN_TOO_LARGE = 7,
+  ATTNGEN_WRONG_DEVICE = 8,
+  ATTNGEN_DEVICE_NOT_GENERATED = 9,
+  ATTNGEN_KERNEL_FAILED = 10
+} attngen_error_code;
+
+typedef struct attngen_error {
+  int32_t code; /* an attngen_error_code */
+  char message[ATTNGEN_ERROR_MESSAGE_SIZE];
+} attngen_error;
+
+typedef struct attngen_tensor {
+  void* data;
+  int32_t dtype;  /* an attngen_dtype */
+  int32_t rank;   /* 0 to ATTNGEN_MAX_RANK; 0 with data NULL is "no tensor" */
+  int64_t shape[ATTNGEN_MAX_RANK];
+  int64_t strides[ATTNGEN_MAX_RANK]; /* in elements; the innermost must be 1 */
+  int32_t device; /* an attngen_device */
+} attngen_tensor;
+
+typedef struct attngen_gpu_options {
+  int32_t run_host_tensors_on; /* an attngen_device: ATTNGEN_HOST runs host tensors on the CPU */
+  void* cuda_context;          /* CUcontext, or NULL */
+  void* cuda_stream;           /* CUstream, or NULL for the default stream */
+} attngen_gpu_options;
+
+/* An operator call: attngen::attention_args; shape contract in attngen/runtime/attention_call.hpp. */
+typedef struct attngen_attention_args {
+  attngen_tensor q, k, v;
+  attngen_tensor mask;        /* only if the description has an additive mask */
+  attngen_tensor key_padding; /* only if the description has a key-padding mask */
+  attngen_tensor output;
+  attngen_tensor lse;         /* only if the description returns the log-sum-exp */
+  attngen_tensor captures[ATTNGEN_MAX_CAPTURED_TENSORS]; /* in declaration order */
+  float scalars[ATTNGEN_MAX_CAPTURED_SCALARS];            /* in declaration order */
+  attngen_gpu_options gpu;
+} attngen_attention_args;
+
+/* A module's weights: attngen::mha_weights (attngen/runtime/module_call.hpp). */
+typedef struct attngen_mha_weights {
+  attngen_tensor q_weight, k_weight, v_weight;
+  attngen_tensor q_bias, k_bias, v_bias;
+  attngen_tensor bias_k, bias_v;
+  attngen_tensor out_weight, out_bias;
+} attngen_mha_weights;
+
+/* A module call: attngen::mha_args; shape contract in attngen/runtime/module_call.hpp. */
+typedef struct attngen_mha_args {
+  attngen_tensor query, key, value;
+  attngen_mha_weights weights;
+  attngen_tensor key_padding_mask;
+  attngen_tensor attn_mask;
+  attngen_tensor output;
+  attngen_tensor attn_weights;
+  int32_t training; /* nonzero applies dropout */
+  uint64_t seed;
+  attngen_gpu_options gpu;
+} attngen_mha_args;
+
+/* One tensor of a PyTorch state_dict: its key (NUL-terminated) and its dense data. */
+typedef struct attngen_state_dict_tensor {
+  const char* name;
+  const void* data;
+} attngen_state_dict_tensor;
+
+/* A dense row-major host tensor over `data` with `rank` extents from `shape` (outermost first).
+ * A rank outside 0..ATTNGEN_MAX_RANK, or a NULL shape with rank > 0 (the tensor gets rank -1),
+ * gives a tensor that every call rejects as ATTNGEN_WRONG_RANK. */
+attngen_tensor attngen_dense_tensor(void* data, int32_t dtype, int32_t rank, const int64_t* shape);
+
+/* The enumerator's name without its prefix, e.g. "wrong_shape"; "unknown" for other values. */
+const char* attngen_error_code_name(int32_t code);
+
+/* Number of threads kernels may use; 0 restores the default (the number of CPUs, or HL_NUM_THREADS). */
+void attngen_set_num_threads(int32_t threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNGEN_C_API_H */

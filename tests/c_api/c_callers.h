@@ -1,0 +1,33 @@
+/* Calls of generated kernels written in C, as a C app writes them: only attngen/c_api.h and the
+ * kernels' <name>.h. Compiled as C; the Catch2 cases in test_c_api.cpp give them data and check. */
+#ifndef ATTNGEN_TESTS_C_CALLERS_H
+#define ATTNGEN_TESTS_C_CALLERS_H
+
+#include "attngen/c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Dense views for test_kernels::all_options (4 heads, 2 kv heads, head dims 64 and 32, mask
+ * (B, 1, Lq, Lk), key padding, lse). */
+attngen_attention_args all_options_args(float* q, float* k, float* v, float* mask, uint8_t* key_padding,
+                                        float* output, float* lse, int64_t batch, int64_t query_length,
+                                        int64_t key_length);
+
+/* aot_all_options_run on all_options_args. */
+int32_t run_all_options(float* q, float* k, float* v, float* mask, uint8_t* key_padding, float* output, float* lse,
+                        int64_t batch, int64_t query_length, int64_t key_length, attngen_error* error);
+
+/* test_kernels::module_encoder (embed 64, 4 heads, sequence-first, averaged weights) on weights read
+ * from PyTorch's packed state_dict tensors. */
+int32_t run_module_encoder(const float* in_proj_weight, const float* in_proj_bias, const float* out_proj_weight,
+                           const float* out_proj_bias, float* query, float* key, float* value, float* output,
+                           float* attn_weights, int64_t batch, int64_t query_length, int64_t key_length,
+                           attngen_error* error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNGEN_TESTS_C_CALLERS_H */
