@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -28,11 +29,11 @@ usage:
   attngen help
 
 generate
-  Compiles each kernel described into DIR: a static library and C header per kernel variant,
-  NAME_halide_VARIANT.a/.h (VARIANT: general, short_keys, single_query, short_queries; the wrapper
-  picks one per call from the shapes), one per GPU API (NAME_halide_cuda.a, NAME_halide_opencl.a),
-  the C++ wrapper NAME.hpp/NAME.cpp that validates a call's tensors and runs it, and NAME.h, the
-  same kernel for C and FFI callers (see attngen/c_api.h).
+  Compiles each kernel described into DIR (created if missing): a static library and C header per
+  kernel variant, NAME_halide_VARIANT.a/.h (VARIANT: general, short_keys, single_query,
+  short_queries; the wrapper picks one per call from the shapes), one per GPU API
+  (NAME_halide_cuda.a, NAME_halide_opencl.a), the C++ wrapper NAME.hpp/NAME.cpp that validates a
+  call's tensors and runs it, and NAME.h, the same kernel for C and FFI callers (attngen/c_api.h).
   --spec FILE       a text description: `key = value` lines, `#` comments. Several kernels go in
                     `[name]` sections; a file without sections holds one kernel, named by --name.
   --describe TEXT   a description on the command line, settings separated by `;` (needs --name):
@@ -42,7 +43,9 @@ generate
                     library that runs the first the CPU supports. GPU targets (at most one with
                     `cuda`, one with `opencl`) add code that calls with tensors on that device run.
                     Default: the portable set x86-64-linux-avx512_skylake-fma-f16c,
-                    x86-64-linux-avx2-fma-f16c, x86-64-linux. `host` is refused.
+                    x86-64-linux-avx2-fma-f16c, x86-64-linux. `host` is refused. Appending
+                    `-disable_llvm_loop_opt` builds about 15% faster with smaller code that can
+                    run a few percent slower.
   --namespace NS    C++ namespace of the wrapper struct
   --jobs N          parts generated at once, in child processes (default: the CPU's threads)
   --stats           a table of generation time and object size per kernel, target and variant
@@ -173,6 +176,10 @@ int generate(const options& o) {
     targets.push_back(attngen::codegen::parse_target(t));
   std::vector<attngen::codegen::inspection> inspections;
   for (const auto& e : o.emits) inspections.push_back(inspection_named(e));
+
+  std::error_code created;
+  std::filesystem::create_directories(o.output_dir, created);
+  require(!created, "cannot create the output directory " + o.output_dir + ": " + created.message());
 
   std::vector<std::pair<std::string, std::vector<attngen::codegen::build_cost>>> all_costs;
   for (std::size_t n = 0; n < kernels.size(); ++n) {
