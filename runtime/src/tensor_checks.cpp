@@ -95,7 +95,8 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
     if (t.strides[d] <= 0 && t.shape[d] > 1)
       return fail(error_code::wrong_stride, name,
                   "stride of dimension " + std::to_string(d) + " must be positive, got " + std::to_string(t.strides[d]));
-    if (t.shape[d] > int32_max || t.strides[d] > int32_max)
+    // A dimension of extent 1 is never stepped along: its stride is not used (kernels get 1).
+    if (t.shape[d] > int32_max || (t.shape[d] > 1 && t.strides[d] > int32_max))
       return fail(error_code::too_large, name, "dimension " + std::to_string(d) + " does not fit 32-bit indexing");
     if (t.shape[d] > 0) last_offset += (t.shape[d] - 1) * t.strides[d];
     if (last_offset > int32_max)
