@@ -1,9 +1,21 @@
 #include "attngen/codegen/targets.hpp"
 
+#include <cpuid.h>
+
 #include <stdexcept>
 #include <utility>
 
 namespace attngen::codegen {
+
+namespace {
+
+// From CPUID leaf 1 (clang's __builtin_cpu_supports does not know "f16c").
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+
+}  // namespace
 
 Halide::Target parse_target(const std::string& name) {
   if (name == "host" || name.rfind("host-", 0) == 0)
@@ -36,7 +48,7 @@ bool cpu_runs(const Halide::Target& target) {
                       __builtin_cpu_supports("avx512cd");
   const std::pair<Halide::Target::Feature, bool> features[] = {
       {Halide::Target::AVX512_Skylake, avx512},         {Halide::Target::AVX2, __builtin_cpu_supports("avx2")},
-      {Halide::Target::FMA, __builtin_cpu_supports("fma")}, {Halide::Target::F16C, __builtin_cpu_supports("f16c")},
+      {Halide::Target::FMA, __builtin_cpu_supports("fma")}, {Halide::Target::F16C, cpu_has_f16c()},
       {Halide::Target::AVX, __builtin_cpu_supports("avx")}, {Halide::Target::SSE41, __builtin_cpu_supports("sse4.1")}};
   for (const auto& [feature, present] : features)
     if (target.has_feature(feature) && !present) return false;
