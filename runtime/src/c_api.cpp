@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attngen/runtime/c_bridge.hpp"
+#include "dense_layout.hpp"
 
 namespace attngen::detail {
 
@@ -190,13 +191,8 @@ attngen_tensor attngen_dense_tensor(void* data, int32_t dtype, int32_t rank, con
   tensor.rank = rank;
   if (rank > 0 && shape == nullptr) tensor.rank = -1;
   if (tensor.rank < 0 || tensor.rank > ATTNGEN_MAX_RANK) return tensor;
-  int64_t stride = 1;
-  // As PyTorch: an empty dimension does not make the outer strides 0.
-  for (int d = rank - 1; d >= 0; --d) {
-    tensor.shape[d] = shape[d];
-    tensor.strides[d] = stride;
-    stride *= shape[d] > 0 ? shape[d] : 1;
-  }
+  std::copy(shape, shape + rank, tensor.shape);
+  attngen::detail::dense_strides(tensor.shape, rank, tensor.strides);
   return tensor;
 }
 

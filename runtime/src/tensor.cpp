@@ -1,5 +1,7 @@
 #include "attngen/runtime/tensor.hpp"
 
+#include "dense_layout.hpp"
+
 namespace attngen {
 
 tensor_view make_tensor(const void* data, dtype type, std::initializer_list<std::int64_t> shape) {
@@ -11,12 +13,7 @@ tensor_view make_tensor(const void* data, dtype type, std::initializer_list<std:
     if (view.rank == tensor_view::max_rank) break;
     view.shape[view.rank++] = extent;
   }
-  std::int64_t stride = 1;
-  // As PyTorch: an empty dimension does not make the outer strides 0.
-  for (int d = view.rank - 1; d >= 0; --d) {
-    view.strides[d] = stride;
-    stride *= view.shape[d] > 0 ? view.shape[d] : 1;
-  }
+  detail::dense_strides(view.shape, view.rank, view.strides);
   if (shape.size() > std::size_t(tensor_view::max_rank)) view.rank = int(shape.size());  // rejected as wrong rank
   return view;
 }
