@@ -27,7 +27,8 @@ static_assert(ATTNGEN_NULL_POINTER == int(error_code::null_pointer) &&
               ATTNGEN_WRONG_STRIDE == int(error_code::wrong_stride) && ATTNGEN_WRONG_DTYPE == int(error_code::wrong_dtype) &&
               ATTNGEN_TOO_LARGE == int(error_code::too_large) && ATTNGEN_WRONG_DEVICE == int(error_code::wrong_device) &&
               ATTNGEN_DEVICE_NOT_GENERATED == int(error_code::device_not_generated) &&
-              ATTNGEN_KERNEL_FAILED == int(error_code::kernel_failed));
+              ATTNGEN_KERNEL_FAILED == int(error_code::kernel_failed) &&
+              ATTNGEN_MISALIGNED_POINTER == int(error_code::misaligned_pointer));
 
 std::int32_t report(const status& s, attngen_error* error) {
   if (error != nullptr) {
@@ -199,7 +200,8 @@ attngen_tensor attngen_dense_tensor(void* data, int32_t dtype, int32_t rank, con
 const char* attngen_error_code_name(int32_t code) {
   static constexpr const char* names[] = {"ok",          "null_pointer", "unexpected_tensor", "wrong_rank",
                                           "wrong_shape", "wrong_stride", "wrong_dtype",       "too_large",
-                                          "wrong_device", "device_not_generated", "kernel_failed"};
+                                          "wrong_device", "device_not_generated", "kernel_failed",
+                                          "misaligned_pointer"};
   return code >= 0 && code < int32_t(std::size(names)) ? names[code] : "unknown";
 }
 

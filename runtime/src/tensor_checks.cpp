@@ -83,8 +83,13 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
                       "; shape is " + shape_text(t));
     }
   }
-  // A tensor with no elements is never accessed: its strides do not matter.
+  // A tensor with no elements is never accessed: its strides and pointer do not matter.
   if (has_no_elements(t)) return {};
+  // Kernels load whole elements, and Halide assumes element-aligned buffers. (An OpenCL tensor's
+  // data is a cl_mem handle, not an address.)
+  if (t.device != device_kind::opencl && reinterpret_cast<std::uintptr_t>(t.data) % size_of(t.type) != 0)
+    return fail(error_code::misaligned_pointer, name,
+                "data pointer is not aligned to its " + std::to_string(size_of(t.type)) + "-byte elements");
   if (t.rank > 0 && t.strides[t.rank - 1] != 1 && t.shape[t.rank - 1] > 1)
     return fail(error_code::wrong_stride, name,
                 "innermost dimension must be contiguous (stride 1), got stride " +
@@ -101,6 +106,28 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
     if (t.shape[d] > 0) last_offset += (t.shape[d] - 1) * t.strides[d];
     if (last_offset > int32_max)
       return fail(error_code::too_large, name, "spans more than 2^31 elements; the kernel indexes with 32 bits");
+  }
+  return {};
+}
+
+status check_distinct_elements(const char* name, const tensor_view& t) {
+  if (has_no_elements(t)) return {};
+  int order[tensor_view::max_rank];
+  int stepped = 0;
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] > 1) order[stepped++] = d;
+  std::sort(order, order + stepped, [&t](int a, int b) { return t.strides[a] < t.strides[b]; });
+  std::int64_t inner_reach = 0;  // the largest offset the inner dimensions reach
+  for (int n = 0; n < stepped; ++n) {
+    const int d = order[n];
+    if (t.strides[d] <= inner_reach) {
+      std::string strides = "(";
+      for (int x = 0; x < t.rank; ++x) strides += (x ? ", " : "") + std::to_string(t.strides[x]);
+      return fail(error_code::wrong_stride, name,
+                  "strides " + strides + ") with shape " + shape_text(t) +
+                      " give two elements one address; an output needs its own place for each element");
+    }
+    inner_reach += (t.shape[d] - 1) * t.strides[d];
   }
   return {};
 }

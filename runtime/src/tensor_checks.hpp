@@ -48,6 +48,11 @@ bool has_no_elements(const tensor_view& t);
 status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,
                     const std::vector<expected_dim>& dims);
 
+// For an output already through check_layout: refuses strides that give two elements one address
+// (which element would the kernel's threads leave there?). Dimensions ordered by stride must each
+// step past everything the inner ones span: sufficient, and what every real layout satisfies.
+status check_distinct_elements(const char* name, const tensor_view& t);
+
 // True when the byte ranges the two views can touch intersect. OpenCL buffers are opaque handles:
 // two views of them overlap when they are views of the same buffer.
 bool overlap(const tensor_view& a, const tensor_view& b);

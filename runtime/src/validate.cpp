@@ -101,11 +101,14 @@ status validate(const attention_desc& desc, const attention_args& args) {
                               {{"batch", B, "q"}, {"Lq", Lq, "q"}, {"heads", H, "", true}, {"v head_dim", Dv}});
       !s)
     return s;
-  if (desc.lse_output)
+  if (status s = check_distinct_elements("output", args.output); !s) return s;
+  if (desc.lse_output) {
     if (status s = check_layout("lse", args.lse, dtype::f32, "(B, H, Lq)",
                                 {{"batch", B, "q"}, {"heads", H, "", true}, {"Lq", Lq, "q"}});
         !s)
       return s;
+    if (status s = check_distinct_elements("lse", args.lse); !s) return s;
+  }
 
   // Kernels read inputs while writing outputs: in-place calls would read what they already wrote.
   for (const tensor_presence* out : {&all[first_output], &all[first_output + 1]})

@@ -145,6 +145,7 @@ status validate(const mha_desc& desc, const mha_args& args) {
   }
   if (status s = check_layout("output", args.output, element, query_text, sequence("L", L, "query", "embed_dim", E)); !s)
     return s;
+  if (status s = check_distinct_elements("output", args.output); !s) return s;
   const std::int64_t columns = S + desc.extra_keys();
   if (desc.weights == weights_output::per_head)
     if (status s = check_layout("attn_weights", args.attn_weights, element, "(B, heads, L, S')",
@@ -158,6 +159,8 @@ status validate(const mha_desc& desc, const mha_args& args) {
                                  {"S' (keys with appended ones)", columns, "key"}});
         !s)
       return s;
+  if (desc.weights != weights_output::none)
+    if (status s = check_distinct_elements("attn_weights", args.attn_weights); !s) return s;
 
   // Kernels read inputs while writing outputs: in-place calls would read what they already wrote.
   // (With self-attention, key and value are the query or absent; checking them again is harmless.)

@@ -82,6 +82,12 @@ TEST_CASE("module: output overlapping the query is rejected (no in-place calls)"
                "output: overlaps query in memory; kernels do not run in place");
 }
 
+TEST_CASE("module: attn_weights whose strides give two elements one address is rejected", "[runtime][validation]") {
+  expect_error([](mha_args& a) { a.attn_weights.strides[1] = 25; }, error_code::wrong_stride,
+               "attn_weights: strides (3400, 25, 25, 1) with shape (3, 8, 17, 25) give two elements one address; "
+               "an output needs its own place for each element");
+}
+
 TEST_CASE("module: a tensor the description does not take is rejected", "[runtime][validation]") {
   const auto problem = make_random_module_problem(aot_module_encoder::description, 2, 5, 5, 3);
   aot_module_call call(problem);

@@ -101,6 +101,28 @@ TEST_CASE("k with a negative stride is rejected", "[runtime][validation]") {
                "k: stride of dimension 1 must be positive, got -128");
 }
 
+TEST_CASE("v whose data pointer is not aligned to its 4-byte elements is rejected", "[runtime][validation]") {
+  expect_error([](attention_args& a) { a.v.data = static_cast<std::uint8_t*>(a.v.data) + 2; },
+               error_code::misaligned_pointer, "v: data pointer is not aligned to its 4-byte elements");
+}
+
+TEST_CASE("lse whose strides give two elements one address is rejected", "[runtime][validation]") {
+  expect_error([](attention_args& a) { a.lse.strides[1] = 1; }, error_code::wrong_stride,
+               "lse: strides (68, 1, 1) with shape (3, 4, 17) give two elements one address; an output needs "
+               "its own place for each element");
+}
+
+TEST_CASE("output in a padded, permuted layout whose elements are distinct is accepted", "[runtime][validation]") {
+  const auto problem = make_random_problem(aot_all_options::description, 3, 17, 113, 5);
+  aot_call call(problem);
+  attention_args args = call.args();
+  std::vector<float> storage(3 * 17 * 4 * 40);
+  // (B, Lq, H, Dv) stored as (B, H, Lq, Dv) with rows padded from 32 to 40.
+  args.output.data = storage.data();
+  args.output.strides[0] = 4 * 17 * 40, args.output.strides[1] = 40, args.output.strides[2] = 17 * 40;
+  CHECK(aot_all_options::run(args).ok());
+}
+
 TEST_CASE("mask of the wrong shape is rejected", "[runtime][validation]") {
   expect_error([](attention_args& a) { a.mask.shape[3] = 112; }, error_code::wrong_shape,
                "mask: expected Lk 113 (from k), got 112; shape is (3, 1, 17, 112)");

@@ -18,13 +18,15 @@ enum class error_code {
   unexpected_tensor,///< a tensor was given that this kernel's description does not take
   wrong_rank,       ///< a tensor has the wrong number of dimensions
   wrong_shape,      ///< an extent disagrees with the description or with another tensor
-  wrong_stride,     ///< innermost stride not 1, or a stride that is not positive
+  wrong_stride,     ///< innermost stride not 1, a stride that is not positive, or an output
+                    ///< whose strides give two of its elements one address
   wrong_dtype,      ///< element type differs from the description's
   too_large,        ///< an extent or stride does not fit the kernel's 32-bit indexing
   wrong_device,     ///< tensors of one call are on different devices
   device_not_generated, ///< the call's device is one the kernel has no code for
   kernel_failed,    ///< the kernel itself reported an error (message from the Halide runtime), or
                     ///< the GPU's driver did (not found, no device, out of memory)
+  misaligned_pointer, ///< a host or CUDA data pointer is not a multiple of its element's size
 };
 
 class [[nodiscard]] status {
