@@ -70,10 +70,27 @@ TEST_CASE("text form rejects a read of a tensor declared nowhere", "[dsl][modifi
         "line 3, column 19: mask_mod: tensor `doc` is not declared (a `tensor =` line before it)");
 }
 
+TEST_CASE("text form rejects a tensor with more than three extents", "[dsl][modifiers][text]") {
+  CHECK(parse_description("heads = 4\nhead_dim = 32\ntensor = doc i32 batch 2 3 4\n").error ==
+        "line 3, column 10: a tensor has at most 3 extents");
+}
+
 TEST_CASE("a tensor read with the wrong number of indices breaks a description rule", "[dsl][modifiers]") {
   constexpr auto desc = base.capture(document).mask_mod(document(b) == 0);
   CHECK(first_problem(desc) ==
         "a captured tensor is read with a different number of indices than its declared dimensions");
+}
+
+TEST_CASE("an integer constant beyond 2^24 breaks a description rule", "[dsl][modifiers]") {
+  constexpr auto desc = base.mask_mod(kv <= q + 16777217);
+  CHECK(first_problem(desc) == "an integer constant in a modifier must lie within -2^24 to 2^24 (16777216)");
+  CHECK(first_problem(base.mask_mod(kv <= q - 16777216)).empty());
+}
+
+TEST_CASE("text form refuses an integer constant too large for any integer type", "[dsl][modifiers][text]") {
+  const auto parsed =
+      parse_description("heads = 4\nhead_dim = 32\nmask_mod = le(kv, add(q, 99999999999999999999999999))\n");
+  CHECK_THAT(parsed.error, Catch::Matchers::EndsWith("an integer constant in a modifier must lie within -2^24 to 2^24 (16777216)"));
 }
 
 TEST_CASE("captures need distinct identifier names", "[dsl][modifiers]") {

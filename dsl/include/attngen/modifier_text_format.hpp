@@ -277,7 +277,8 @@ class modifier_parser {
       const bool is_float = w.back() == 'f';
       const std::string number(is_float ? w.substr(0, w.size() - 1) : w);
       char* end = nullptr;
-      node.number = is_float ? std::strtof(number.c_str(), &end) : float(std::strtol(number.c_str(), &end, 10));
+      node.number = is_float ? std::strtof(number.c_str(), &end)
+                             : detail::integer_constant(std::strtoll(number.c_str(), &end, 10));
       if (end != number.c_str() + number.size()) {
         fail("bad number `" + std::string(w) + "`");
         return -1;
@@ -393,12 +394,13 @@ inline std::string to_text(const tensor_capture& t) {
 /// Parses a tensor declaration's text form; returns an empty string or what is wrong.
 inline std::string parse_tensor_capture(std::string_view text, tensor_capture& t) {
   t = tensor_capture{};
-  std::string words[1 + 1 + tensor_capture::max_rank + 1];
+  std::string words[2 + tensor_capture::max_rank];  // name, type, extents
   int count = 0;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t end = std::min(text.find(' ', at), text.size());
     if (end > at) {
-      if (count == int(std::size(words))) return "too many words in a tensor declaration";
+      if (count == int(std::size(words)))
+        return "a tensor has at most " + std::to_string(tensor_capture::max_rank) + " extents";
       words[count++] = std::string(text.substr(at, end - at));
     }
     at = end + 1;

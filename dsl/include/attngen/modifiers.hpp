@@ -22,6 +22,7 @@
 /// Captured tensor reads are clamped into the tensor's extents.
 
 #include <concepts>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <cstdint>
@@ -147,12 +148,22 @@ concept number_literal = std::integral<T> || std::floating_point<T>;
 template <typename T>
 concept operand = expression<T> || number_literal<T>;
 
+inline constexpr float integer_constant_limit = 16777216.0f;  ///< 2^24: floats hold every integer up to it
+
+// An integer literal as the float a constant node stores; one beyond 2^24 would round, so it becomes
+// infinity, which the rule modifier_integers_exact refuses.
+template <std::integral T>
+constexpr float integer_constant(T x) {
+  const bool exact = std::cmp_less_equal(x, 16777216) && std::cmp_greater_equal(x, -16777216);
+  return exact ? float(x) : std::numeric_limits<float>::infinity();
+}
+
 /// A literal or an expression as an expression.
 template <operand T>
 constexpr auto as_expr(const T& x) {
   if constexpr (expression<T>) return x;
   else if constexpr (std::same_as<T, bool>) return leaf<value_kind::boolean>(expr_op::constant, x ? 1.0f : 0.0f);
-  else if constexpr (std::integral<T>) return leaf<value_kind::integer>(expr_op::constant, float(x));
+  else if constexpr (std::integral<T>) return leaf<value_kind::integer>(expr_op::constant, integer_constant(x));
   else return leaf<value_kind::floating>(expr_op::constant, float(x));
 }
 
@@ -409,6 +420,17 @@ constexpr bool reads(const modifier_graph& g, expr_op op) {
   for (int n = 0; n < g.count; ++n)
     if (g.nodes[n].op == op) return true;
   return false;
+}
+
+// Integer constants are stored as floats, which hold every integer up to 2^24 exactly.
+constexpr bool integer_constants_exact(const modifier_graph& g) {
+  for (int n = 0; n < g.count; ++n) {
+    const expr_node& node = g.nodes[n];
+    if (node.op == expr_op::constant && node.kind == value_kind::integer &&
+        !(node.number >= -integer_constant_limit && node.number <= integer_constant_limit))
+      return false;
+  }
+  return true;
 }
 
 constexpr bool reads_only_declared_captures(const modifier_graph& g, const capture_table& c) {

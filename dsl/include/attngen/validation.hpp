@@ -50,6 +50,10 @@ inline constexpr int max_head_dim = 512;
        "captured tensors and scalars need distinct names: identifiers of at most 15 characters")         \
   RULE(capture_extents_valid, detail::capture_extents_valid(d.captures),                                 \
        "a captured tensor's fixed extent must be at least 1")                                            \
+  RULE(modifier_integers_exact,                                                                          \
+       detail::integer_constants_exact(d.score_modifier) &&                                              \
+           detail::integer_constants_exact(d.mask_modifier),                                             \
+       "an integer constant in a modifier must lie within -2^24 to 2^24 (16777216)")                     \
   RULE(mask_mod_reads_no_score, !detail::reads(d.mask_modifier, expr_op::score),                        \
        "mask_mod cannot read score: it decides visibility from b, h, q, kv; use score_mod for scores")   \
   RULE(modifiers_read_declared_captures,                                                                 \
