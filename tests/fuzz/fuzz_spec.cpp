@@ -1,7 +1,7 @@
 // libFuzzer target: the generator's spec reader (attngen generate --spec / --describe) on any text.
 // Properties: it returns or throws std::runtime_error naming the source, line and column; nothing
 // else escapes and nothing crashes. Every description it returns is valid, and its text form reads
-// back to the same description.
+// back to a description with the same text form.
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
@@ -28,7 +28,10 @@ void check_round_trip(const Desc& desc, Parse parse) {
   const std::string text = attngen::to_text(desc);
   const auto again = parse(text);
   if (!again.error.empty()) violated("its text form does not read back", again.error + "\n" + text);
-  if (!(again.desc == desc)) violated("its text form reads back to another description", text);
+  // Unset knobs (kv_heads, v_head_dim) are written with their effective values: the text form is
+  // canonical, so reading it back must give a description with the same text form.
+  if (attngen::to_text(again.desc) != text)
+    violated("its text form reads back to another description", text + "\n---\n" + attngen::to_text(again.desc));
 }
 
 }  // namespace

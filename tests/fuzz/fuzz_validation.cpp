@@ -1,10 +1,12 @@
 // libFuzzer target: a generated kernel's argument validation over real buffers. The kernel takes every
 // kind of tensor (aot_all_options: H4 KVH2 D64 Dv32, bottom-right causal, (B, 1, Lq, Lk) mask, key
-// padding, LSE). The input picks batch and lengths, then mutates each tensor: absent, null, rank,
-// an extent, element type, strides (padded or broken), device, an output overlapping an input. Every buffer ends at an inaccessible page, so a kernel reading past what its
-// view spans faults.
-// Properties: a refused call names a tensor and changes no byte of any buffer; an accepted call
-// leaves its inputs unchanged and matches the float64 reference within tolerance.
+// padding, LSE). The input picks batch and lengths, then mutates each tensor: absent, null, a pointer
+// off its element alignment, rank, an extent, element type, strides (padded or broken), device, an
+// output overlapping an input. Every buffer ends at an inaccessible page, so a kernel reading past
+// what its view spans faults.
+// Properties: a refused call names a tensor and changes no byte of any buffer; a misaligned pointer
+// is refused; an accepted call leaves its inputs unchanged and matches the float64 reference within
+// tolerance.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -75,13 +77,16 @@ constexpr int tensor_count = 7, first_output = 5;
 tensor_view dense(dtype type, std::initializer_list<std::int64_t> shape) { return make_tensor(nullptr, type, shape); }
 
 // Elements a view spans, or -1 when it is not something to allocate (odd rank, huge or negative
-// sizes): the kernel must then refuse it.
+// sizes): the kernel must then refuse it. A dimension of extent 1 is never stepped along, so its
+// stride does not matter.
 std::int64_t span_of(const tensor_view& t) {
   if (t.rank < 0 || t.rank > tensor_view::max_rank) return -1;
   std::int64_t last = 0;
   for (int d = 0; d < t.rank; ++d) {
-    if (t.shape[d] < 0 || t.shape[d] > 64 || t.strides[d] < 0 || t.strides[d] > (1 << 16)) return -1;
+    if (t.shape[d] < 0 || t.shape[d] > 64) return -1;
     if (t.shape[d] == 0) return 0;
+    if (t.shape[d] == 1) continue;
+    if (t.strides[d] < 0 || t.strides[d] > (1 << 16)) return -1;
     last += (t.shape[d] - 1) * t.strides[d];
   }
   return last + 1;
@@ -139,9 +144,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       dense(dtype::f32, {B, 1, Lq, Lk}), dense(dtype::u8, {B, Lk}),      dense(dtype::f32, {B, Lq, 4, 32}),
       dense(dtype::f32, {B, 4, Lq})};
   bool null_data[tensor_count] = {};
+  std::size_t pointer_offset[tensor_count] = {};  // bytes past an element-aligned start
   for (int n = 0; n < tensor_count; ++n) {
     mutate(views[n], in);
-    null_data[n] = in.next() % 32 == 31;
+    const std::uint8_t pointer = in.next() % 32;
+    null_data[n] = pointer == 31;
+    pointer_offset[n] = pointer >= 28 && pointer <= 30 ? pointer - 27 : 0;
   }
   const bool output_overlaps_q = in.next() % 32 == 31;
 
@@ -152,15 +160,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::int64_t span = span_of(t);
     const std::size_t element = size_of(t.type) ? size_of(t.type) : 4;
     const std::size_t bytes = span < 0 ? 64 : std::size_t(span) * element;
-    auto& buffer = buffers[n] = std::make_unique<guarded_buffer>(bytes);
+    auto& buffer = buffers[n] = std::make_unique<guarded_buffer>(bytes + (pointer_offset[n] ? 4 : 0));
     for (std::size_t b = 0; b < bytes; b += element) {
-      if (t.type == dtype::u8) buffer->data()[b] = std::uint8_t(rng() % 3 == 0);
+      if (t.type == dtype::u8) buffer->data()[pointer_offset[n] + b] = std::uint8_t(rng() % 3 == 0);
       else {
         const float value = random_value(rng, n == 3);
-        std::memcpy(buffer->data() + b, &value, std::min<std::size_t>(element, bytes - b));
+        std::memcpy(buffer->data() + pointer_offset[n] + b, &value, std::min<std::size_t>(element, bytes - b));
       }
     }
-    t.data = null_data[n] ? nullptr : buffer->data();
+    t.data = null_data[n] ? nullptr : buffer->data() + pointer_offset[n];
   }
   if (output_overlaps_q && views[0].data != nullptr) views[5].data = views[0].data;
 
@@ -181,6 +189,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (buffers[n] && buffers[n]->bytes() != before[n]) violated("a refused call wrote", names[n]);
     return 0;
   }
+  for (int n = 0; n < tensor_count; ++n)
+    if (views[n].data != nullptr && span_of(views[n]) > 0 && views[n].device != device_kind::opencl && size_of(views[n].type) > 1 &&
+        pointer_offset[n] % size_of(views[n].type) != 0)
+      violated("a misaligned pointer was accepted", names[n]);
   for (int n = 0; n < first_output; ++n)
     if (buffers[n] && buffers[n]->bytes() != before[n]) violated("a call changed its input", names[n]);
   attention_problem p;

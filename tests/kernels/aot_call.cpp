@@ -71,7 +71,7 @@ std::vector<float> aot_call::output() const {
 
 void aot_call::poison_outputs(std::uint8_t byte) {
   std::fill(output_.begin(), output_.end(), byte);
-  std::memset(lse_.data(), byte, lse_.size() * sizeof(float));
+  std::fill_n(reinterpret_cast<std::uint8_t*>(lse_.data()), lse_.size() * sizeof(float), byte);
 }
 
 bool aot_call::outputs_all_equal(std::uint8_t byte) const {
