@@ -96,6 +96,21 @@ TEST_CASE("an infinite score makes exactly its row NaN, as PyTorch's math path d
       }
 }
 
+TEST_CASE("a -inf score weighs its key zero and leaves the rest of the row as float64 computes it",
+          "[runtime][limits]") {
+  auto problem = small_problem();
+  // k[2, group 0, 0] = -inf against positive q[., heads 0-3, 0]: key 2 scores -inf in every row of
+  // group 0 that sees it, and gets weight 0 there; the other keys share the row as usual.
+  problem.k[k_at(2, 0, 0)] = -std::numeric_limits<float>::infinity();
+  for (int i = 0; i < L; ++i)
+    for (int h = 0; h < H / KVH; ++h) problem.q[q_at(i, h, 0)] = std::fabs(problem.q[q_at(i, h, 0)]) + 0.125f;
+  const auto output = run(problem);
+  const auto c = compare_with_reference(problem, reference_attention(problem), output, {});
+  INFO(c.first_failure);
+  CHECK(c.ok);
+  for (float x : output) CHECK(std::isfinite(x));
+}
+
 TEST_CASE("denormal values are computed, not flushed to zero", "[runtime][limits]") {
   auto problem = small_problem();
   for (float& x : problem.v) x *= 1e-39f;  // every output below FLT_MIN (1.2e-38): denormal
