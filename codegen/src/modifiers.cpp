@@ -34,7 +34,7 @@ class modifier_lowering {
       case expr_op::add: return operands[0] + operands[1];
       case expr_op::sub: return operands[0] - operands[1];
       case expr_op::mul: return operands[0] * operands[1];
-      case expr_op::div: return operands[0] / operands[1];  // integers: rounds down, x / 0 is 0
+      case expr_op::div: return division(node, operands[0], operands[1]);
       case expr_op::neg: return -operands[0];
       case expr_op::min: return min(operands[0], operands[1]);
       case expr_op::max: return max(operands[0], operands[1]);
@@ -83,6 +83,13 @@ class modifier_lowering {
       halide_indices.push_back(clamp(indices[d], 0, tensor.dim(halide_dim).extent() - 1));
     }
     return tensor(halide_indices);
+  }
+
+  // Integer division rounds down and x / 0 is 0. Halide's rounds down only for a positive divisor
+  // (Euclidean for a negative one), and floor(a / b) is (-a) / (-b) when b is negative.
+  static Expr division(const expr_node& node, const Expr& a, const Expr& b) {
+    if (node.kind != value_kind::integer) return a / b;
+    return select(b < 0, (-a) / (-b), a / b);
   }
 
   // Halide's abs of an integer is unsigned, and Halide 14's interval analysis of it wraps when the

@@ -81,6 +81,12 @@ TEST_CASE("custom modifiers: integer division, abs, select, min and max match th
   check_against_reference(desc, awkward_lengths, {1, 2});
 }
 
+TEST_CASE("integer division by a negative number rounds down, as by a positive one", "[jit][modifiers]") {
+  // (q - 20) / -3 == 2 holds for q in 12..14 rounding down, for q in 14..16 rounding toward zero.
+  const auto desc = gqa.mask_mod(kv <= q && ((q - 20) / -3 == 2 || (kv - 5) / -2 >= -1));
+  check_against_reference(desc, {1, 17, 30}, {1});
+}
+
 TEST_CASE("modifiers in bf16 with the single-query and short-key variants match the reference", "[jit][modifiers]") {
   check_against_reference(gqa.element(dtype::bf16).score_mod(alibi(4)).mask_mod(sliding_window(9, 0)), {1, 3, 113},
                           {2});
