@@ -14,6 +14,7 @@
 
 #include "attngen/codegen/compile.hpp"
 #include "attngen/codegen/targets.hpp"
+#include "attngen/mlir/emit_mlir.hpp"
 #include "parallel_build.hpp"
 #include "spec.hpp"
 
@@ -24,6 +25,7 @@ constexpr const char* usage = R"(attngen: generates fused attention kernels ahea
 usage:
   attngen generate (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR
                    [--target T]... [--namespace NS] [--jobs N] [--stats] [--emit WHAT]...
+  attngen mlir (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR [--bf16-as-bits]
   attngen targets
   attngen runtime --target T --output FILE.a
   attngen help
@@ -51,7 +53,8 @@ generate
   --stats           a table of generation time and object size per kernel, target and variant
   --emit WHAT       inspection outputs, also into DIR: stmt_html (Halide's lowered statement, per
                     CPU target), assembly (per CPU target), gpu_source (PTX for cuda, OpenCL C
-                    for opencl); for the general variant. Repeat for several.
+                    for opencl); for the general variant; mlir (the MLIR export, as `attngen
+                    mlir` writes it). Repeat for several.
   Progress, and each kernel's time and object size per target, go to stderr.
 
   Description keys (the DSL's knobs; see attngen/text_format.hpp and module_text_format.hpp):
@@ -64,6 +67,18 @@ generate
     kdim, vdim, bias, add_bias_kv, add_zero_attn, batch_first, self_attention, dropout,
     need_weights, causal, key_padding_mask, attn_mask, attn_mask_shape, dtype.
   Errors name the source, the line and the column.
+
+mlir
+  Writes each operator kernel described as NAME.mlir into DIR, without generating it: one MLIR 14
+  module (builtin func of linalg.generic, arith, math and tensor ops, dynamic batch and lengths)
+  computing exactly the described attention, for MLIR-based compilers. Lower it with
+    mlir-opt-14 NAME.mlir -linalg-bufferize -arith-bufferize -tensor-bufferize -func-bufferize
+      -finalizing-bufferize -buffer-deallocation -convert-linalg-to-loops -lower-affine
+      -convert-scf-to-std -convert-math-to-llvm -convert-math-to-libm -convert-arith-to-llvm
+      -convert-memref-to-llvm -convert-std-to-llvm -reconcile-unrealized-casts
+  then mlir-translate-14 --mlir-to-llvmir; call _mlir_ciface_NAME (see attngen/mlir/emit_mlir.hpp).
+  --bf16-as-bits    bf16 tensors as i16 bits with integer conversions, for backends without bf16
+                    (LLVM 14 on x86); otherwise they are `bf16`.
 
 targets
   Lists the portable CPU targets (marking those this CPU runs) and GPU target examples.
@@ -83,7 +98,7 @@ struct options {
   std::vector<std::pair<std::string, std::string>> sources;  // (flag, value)
   std::vector<std::string> targets, emits;
   int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
-  bool stats = false;
+  bool stats = false, bfloat16_as_bits = false;
 };
 
 options parse(int argc, char** argv) {
@@ -93,8 +108,8 @@ options parse(int argc, char** argv) {
   for (int n = 2; n < argc; ++n) {
     const std::string flag = argv[n];
     if (flag == "--help" || flag == "-h") throw std::invalid_argument("");
-    if (flag == "--stats") {
-      o.stats = true;
+    if (flag == "--stats" || flag == "--bf16-as-bits") {
+      (flag == "--stats" ? o.stats : o.bfloat16_as_bits) = true;
       continue;
     }
     if (n + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
@@ -128,7 +143,55 @@ attngen::codegen::inspection inspection_named(const std::string& name) {
   if (name == "stmt_html") return attngen::codegen::inspection::stmt_html;
   if (name == "assembly") return attngen::codegen::inspection::assembly;
   if (name == "gpu_source") return attngen::codegen::inspection::gpu_source;
-  throw std::invalid_argument("--emit takes stmt_html, assembly or gpu_source, not " + name);
+  throw std::invalid_argument("--emit takes stmt_html, assembly, gpu_source or mlir, not " + name);
+}
+
+// The kernels of every --spec and --describe, each named.
+std::vector<attngen::tool::named_description> described_kernels(const options& o) {
+  require(!o.sources.empty(), o.command + " needs --spec FILE or --describe TEXT");
+  std::vector<attngen::tool::named_description> kernels;
+  for (const auto& [flag, value] : o.sources) {
+    const bool inline_text = flag == "--describe";
+    auto found = attngen::tool::parse_spec(inline_text ? value : read_file(value), inline_text ? flag : value);
+    kernels.insert(kernels.end(), found.begin(), found.end());
+  }
+  int unnamed = 0;
+  for (auto& k : kernels)
+    if (k.name.empty()) {
+      ++unnamed;
+      k.name = o.name;
+    }
+  require(unnamed <= 1, "several kernels without a name: put them in `[name]` sections");
+  require(unnamed == 0 || !o.name.empty(), "a description without a `[name]` section needs --name");
+  return kernels;
+}
+
+void create_output_directory(const std::string& directory) {
+  std::error_code created;
+  std::filesystem::create_directories(directory, created);
+  require(!created, "cannot create the output directory " + directory + ": " + created.message());
+}
+
+// NAME.mlir for each operator kernel; a module (nn.MultiheadAttention) has no MLIR export.
+void write_mlir(const std::vector<attngen::tool::named_description>& kernels, const std::string& directory,
+                bool bfloat16_as_bits) {
+  attngen::mlir_export::mlir_options options;
+  options.bfloat16_as_bits = bfloat16_as_bits;
+  for (const auto& k : kernels) {
+    const auto* op = std::get_if<attngen::attention_desc>(&k.desc);
+    require(op != nullptr, "the MLIR export covers attention operators; " + k.name + " is a module");
+    const std::string path = (std::filesystem::path(directory) / (k.name + ".mlir")).string();
+    std::ofstream(path) << attngen::mlir_export::emit_mlir(*op, k.name, options);
+    std::fprintf(stderr, "attngen:   wrote %s\n", path.c_str());
+  }
+}
+
+int export_mlir(const options& o) {
+  require(!o.output_dir.empty(), "mlir needs --output-dir");
+  const auto kernels = described_kernels(o);
+  create_output_directory(o.output_dir);
+  write_mlir(kernels, o.output_dir, o.bfloat16_as_bits);
+  return 0;
 }
 
 // Per target: the kernel's time (its variants' sum) and object bytes.
@@ -155,31 +218,19 @@ void print_stats(const std::vector<std::pair<std::string, std::vector<attngen::c
 }
 
 int generate(const options& o) {
-  require(!o.sources.empty(), "generate needs --spec FILE or --describe TEXT");
   require(!o.output_dir.empty(), "generate needs --output-dir");
-  std::vector<attngen::tool::named_description> kernels;
-  for (const auto& [flag, value] : o.sources) {
-    const bool inline_text = flag == "--describe";
-    auto found = attngen::tool::parse_spec(inline_text ? value : read_file(value), inline_text ? flag : value);
-    kernels.insert(kernels.end(), found.begin(), found.end());
-  }
-  int unnamed = 0;
-  for (auto& k : kernels)
-    if (k.name.empty()) {
-      ++unnamed;
-      k.name = o.name;
-    }
-  require(unnamed <= 1, "several kernels without a name: put them in `[name]` sections");
-  require(unnamed == 0 || !o.name.empty(), "a description without a `[name]` section needs --name");
+  const auto kernels = described_kernels(o);
   std::vector<Halide::Target> targets;
   for (const auto& t : o.targets.empty() ? default_targets : o.targets)
     targets.push_back(attngen::codegen::parse_target(t));
   std::vector<attngen::codegen::inspection> inspections;
-  for (const auto& e : o.emits) inspections.push_back(inspection_named(e));
-
-  std::error_code created;
-  std::filesystem::create_directories(o.output_dir, created);
-  require(!created, "cannot create the output directory " + o.output_dir + ": " + created.message());
+  bool with_mlir = false;
+  for (const auto& e : o.emits) {
+    if (e == "mlir") with_mlir = true;
+    else inspections.push_back(inspection_named(e));
+  }
+  create_output_directory(o.output_dir);
+  if (with_mlir) write_mlir(kernels, o.output_dir, o.bfloat16_as_bits);
 
   std::vector<std::pair<std::string, std::vector<attngen::codegen::build_cost>>> all_costs;
   for (std::size_t n = 0; n < kernels.size(); ++n) {
@@ -223,6 +274,7 @@ int main(int argc, char** argv) {
   try {
     const options o = parse(argc, argv);
     if (o.command == "generate") return generate(o);
+    if (o.command == "mlir") return export_mlir(o);
     if (o.command == "runtime") {
       require(o.targets.size() == 1, "runtime needs exactly one --target");
       require(!o.output.empty(), "runtime needs --output");
