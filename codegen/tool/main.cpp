@@ -72,10 +72,7 @@ mlir
   Writes each operator kernel described as NAME.mlir into DIR, without generating it: one MLIR 14
   module (builtin func of linalg.generic, arith, math and tensor ops, dynamic batch and lengths)
   computing exactly the described attention, for MLIR-based compilers. Lower it with
-    mlir-opt-14 NAME.mlir -linalg-bufferize -arith-bufferize -tensor-bufferize -func-bufferize
-      -finalizing-bufferize -buffer-deallocation -convert-linalg-to-loops -lower-affine
-      -convert-scf-to-std -convert-math-to-llvm -convert-math-to-libm -convert-arith-to-llvm
-      -convert-memref-to-llvm -convert-std-to-llvm -reconcile-unrealized-casts
+    mlir-opt-14 NAME.mlir {pipeline}
   then mlir-translate-14 --mlir-to-llvmir; call _mlir_ciface_NAME (see attngen/mlir/emit_mlir.hpp).
   --bf16-as-bits    bf16 tensors as i16 bits with integer conversions, for backends without bf16
                     (LLVM 14 on x86); otherwise they are `bf16`.
@@ -283,7 +280,11 @@ int main(int argc, char** argv) {
     }
     if (o.command == "targets") return list_targets();
     if (o.command == "--help" || o.command == "-h" || o.command == "help") {
-      std::fputs(usage, stdout);
+      // The lowering passes come from the exporter, so the help cannot drift from them.
+      std::string text = usage;
+      const std::string placeholder = "{pipeline}";
+      text.replace(text.find(placeholder), placeholder.size(), attngen::mlir_export::mlir_lowering_pipeline());
+      std::fputs(text.c_str(), stdout);
       return 0;
     }
     throw std::invalid_argument("unknown command " + o.command);

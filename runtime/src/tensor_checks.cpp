@@ -14,11 +14,14 @@ std::string describe(const expected_dim& dim) {
   return dim.is_count ? extent + " " + dim.label : std::string(dim.label) + " " + extent;
 }
 
-std::string shape_text(const tensor_view& t) {
+// "(a, b, c)" for a view's extents or strides.
+std::string tuple_text(const std::int64_t* values, int rank) {
   std::string s = "(";
-  for (int d = 0; d < t.rank; ++d) s += (d ? ", " : "") + std::to_string(t.shape[d]);
+  for (int d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(values[d]);
   return s + ")";
 }
+
+std::string shape_text(const tensor_view& t) { return tuple_text(t.shape, t.rank); }
 
 // Byte range [first, last] a view can touch (empty views touch nothing).
 struct byte_range {
@@ -120,13 +123,10 @@ status check_distinct_elements(const char* name, const tensor_view& t) {
   std::int64_t inner_reach = 0;  // the largest offset the inner dimensions reach
   for (int n = 0; n < stepped; ++n) {
     const int d = order[n];
-    if (t.strides[d] <= inner_reach) {
-      std::string strides = "(";
-      for (int x = 0; x < t.rank; ++x) strides += (x ? ", " : "") + std::to_string(t.strides[x]);
+    if (t.strides[d] <= inner_reach)
       return fail(error_code::wrong_stride, name,
-                  "strides " + strides + ") with shape " + shape_text(t) +
+                  "strides " + tuple_text(t.strides, t.rank) + " with shape " + shape_text(t) +
                       " give two elements one address; an output needs its own place for each element");
-    }
     inner_reach += (t.shape[d] - 1) * t.strides[d];
   }
   return {};

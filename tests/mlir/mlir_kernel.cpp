@@ -81,8 +81,7 @@ std::vector<float> take_result(const std::int64_t* words, int rank, dtype type) 
   const auto* aligned = reinterpret_cast<const std::uint8_t*>(words[1]);
   std::int64_t count = 1;
   for (int x = 0; x < rank; ++x) count *= words[3 + x];
-  const std::size_t element = type == dtype::f32 ? 4 : 2;
-  std::vector<float> values = decode(type, aligned + words[2] * std::int64_t(element), std::size_t(count));
+  std::vector<float> values = decode(type, aligned + words[2] * size_of(type), std::size_t(count));
   std::free(reinterpret_cast<void*>(words[0]));
   return values;
 }

@@ -31,6 +31,15 @@ std::vector<float> run(const attention_problem& p) {
   return call.output();
 }
 
+// The kernel's output on `p` is finite everywhere and within tolerance of float64.
+void check_finite_and_as_float64(const attention_problem& p) {
+  const auto output = run(p);
+  const auto c = compare_with_reference(p, reference_attention(p), output, {});
+  INFO(c.first_failure);
+  CHECK(c.ok);
+  for (float x : output) CHECK(std::isfinite(x));
+}
+
 }  // namespace
 
 TEST_CASE("a tensor spanning more than 2^31 elements is refused before running, not wrapped around",
@@ -67,11 +76,7 @@ TEST_CASE("q and k values of 1e30 (scores near 1e31) give finite outputs equal t
     problem.q[q_at(5, 0, x)] *= 1e30f;
     problem.k[k_at(9, 3, x)] *= -1e30f;
   }
-  const auto output = run(problem);
-  const auto c = compare_with_reference(problem, reference_attention(problem), output, {});
-  INFO(c.first_failure);
-  CHECK(c.ok);
-  for (float x : output) CHECK(std::isfinite(x));
+  check_finite_and_as_float64(problem);
 }
 
 TEST_CASE("an infinite score makes exactly its row NaN, as PyTorch's math path does", "[runtime][limits]") {
@@ -104,11 +109,7 @@ TEST_CASE("a -inf score weighs its key zero and leaves the rest of the row as fl
   problem.k[k_at(2, 0, 0)] = -std::numeric_limits<float>::infinity();
   for (int i = 0; i < L; ++i)
     for (int h = 0; h < H / KVH; ++h) problem.q[q_at(i, h, 0)] = std::fabs(problem.q[q_at(i, h, 0)]) + 0.125f;
-  const auto output = run(problem);
-  const auto c = compare_with_reference(problem, reference_attention(problem), output, {});
-  INFO(c.first_failure);
-  CHECK(c.ok);
-  for (float x : output) CHECK(std::isfinite(x));
+  check_finite_and_as_float64(problem);
 }
 
 TEST_CASE("denormal values are computed, not flushed to zero", "[runtime][limits]") {

@@ -36,6 +36,8 @@ std::string iterators(int parallel, bool reduction) {
   return text + "]";
 }
 
+enum class row_reduction { maximum, sum };
+
 // One linalg.generic: its maps, iterators, inputs and output; the body is written by `body`, given
 // the block arguments (inputs, then the output's).
 struct generic_op {
@@ -56,9 +58,9 @@ class attention_emission {
     dimensions();
     const std::string dots = dot_products();
     const std::string scores = masked_scores(dots);
-    const std::string row_max = reduce_rows(scores, "max");
+    const std::string row_max = reduce_rows(scores, row_reduction::maximum);
     const std::string weights = exponentials(scores, row_max);
-    const std::string row_sum = reduce_rows(weights, "sum");
+    const std::string row_sum = reduce_rows(weights, row_reduction::sum);
     const std::string output = normalized_output(weighted_values(weights), row_sum);
     std::string results = output, result_types = output_type_;
     if (d_.lse_output) {
@@ -80,6 +82,7 @@ class attention_emission {
     k_type_ = tensor_type({"?", "?", KVH, D}, e);
     v_type_ = tensor_type({"?", "?", KVH, Dv}, e);
     output_type_ = tensor_type({"?", "?", H, Dv}, e);
+    accumulator_type_ = tensor_type({"?", "?", H, Dv}, "f32");
     lse_type_ = tensor_type({"?", H, "?"}, "f32");
     scores_type_ = tensor_type({"?", H, "?", "?"}, "f32");
     rows_type_ = tensor_type({"?", H, "?"}, "f32");
@@ -161,6 +164,18 @@ class attention_emission {
     return out_.value("linalg.init_tensor [" + sizes + "] : " + type);
   }
 
+  // Uninitialised tensors of the three shapes the stages produce.
+  std::string empty_scores() {  // (B, H, Lq, Lk) f32
+    return empty_tensor({batch_, std::to_string(d_.num_heads), queries_, keys_}, scores_type_);
+  }
+  std::string empty_rows(const std::string& type) {  // (B, H, Lq): rows_type_ or lse_type_
+    return empty_tensor({batch_, std::to_string(d_.num_heads), queries_}, type);
+  }
+  std::string empty_outputs(const std::string& type) {  // (B, Lq, H, Dv): accumulator_type_ or output_type_
+    return empty_tensor({batch_, queries_, std::to_string(d_.num_heads), std::to_string(d_.effective_v_head_dim())},
+                        type);
+  }
+
   std::string filled(const std::string& value, const std::string& tensor, const std::string& type) {
     return out_.value("linalg.fill(" + value + ", " + tensor + ") : f32, " + type + " -> " + type);
   }
@@ -230,8 +245,7 @@ class attention_emission {
 
   // q.k for every (b, h, i, j): a reduction over the head dim d.
   std::string dot_products() {
-    const std::string zeros =
-        filled(zero_, empty_tensor({batch_, std::to_string(d_.num_heads), queries_, keys_}, scores_type_), scores_type_);
+    const std::string zeros = filled(zero_, empty_scores(), scores_type_);
     generic_op g{{"affine_map<(b, h, i, j, d) -> (b, i, h, d)>",
                   "affine_map<(b, h, i, j, d) -> (b, j, " + kv_head("h") + ", d)>",
                   "affine_map<(b, h, i, j, d) -> (b, h, i, j)>"},
@@ -258,7 +272,7 @@ class attention_emission {
       g.input_types.push_back("tensor<?x?xi8>");
     }
     g.maps.push_back(identity);
-    g.output = empty_tensor({batch_, std::to_string(d_.num_heads), queries_, keys_}, scores_type_);
+    g.output = empty_scores();
     return generic(g, [this](const std::vector<std::string>& x) { return masked_score(x); });
   }
 
@@ -308,11 +322,10 @@ class attention_emission {
     return out_.value("select " + hidden + ", " + negative_infinity_ + ", " + score + " : f32");
   }
 
-  // The maximum ("max", from -inf) or the sum ("sum", from 0) of every row of (b, h, i, j).
-  std::string reduce_rows(const std::string& values, const std::string& what) {
-    const bool maximum = what == "max";
-    const std::string start = filled(maximum ? negative_infinity_ : zero_,
-                                     empty_tensor({batch_, std::to_string(d_.num_heads), queries_}, rows_type_), rows_type_);
+  // The maximum (from -inf) or the sum (from 0) of every row of (b, h, i, j).
+  std::string reduce_rows(const std::string& values, row_reduction reduction) {
+    const bool maximum = reduction == row_reduction::maximum;
+    const std::string start = filled(maximum ? negative_infinity_ : zero_, empty_rows(rows_type_), rows_type_);
     generic_op g{{"affine_map<(b, h, i, j) -> (b, h, i, j)>", "affine_map<(b, h, i, j) -> (b, h, i)>"},
                  iterators(3, true), {values}, {scores_type_}, start, rows_type_};
     return generic(g, [&](const std::vector<std::string>& x) {
@@ -327,8 +340,7 @@ class attention_emission {
   std::string exponentials(const std::string& scores, const std::string& row_max) {
     generic_op g{{"affine_map<(b, h, i, j) -> (b, h, i, j)>", "affine_map<(b, h, i, j) -> (b, h, i)>",
                   "affine_map<(b, h, i, j) -> (b, h, i, j)>"},
-                 iterators(4, false), {scores, row_max}, {scores_type_, rows_type_},
-                 empty_tensor({batch_, std::to_string(d_.num_heads), queries_, keys_}, scores_type_), scores_type_};
+                 iterators(4, false), {scores, row_max}, {scores_type_, rows_type_}, empty_scores(), scores_type_};
     return generic(g, [this](const std::vector<std::string>& x) {
       const std::string none_visible = out_.value("arith.cmpf oeq, " + x[1] + ", " + negative_infinity_ + " : f32");
       const std::string e = out_.value("math.exp " + out_.value("arith.subf " + x[0] + ", " + x[1] + " : f32") + " : f32");
@@ -338,18 +350,11 @@ class attention_emission {
 
   // The unnormalised output: sum over j of exp(...) * v, for every (b, i, h, e).
   std::string weighted_values(const std::string& weights) {
-    const std::string accumulator_type =
-        tensor_type({"?", "?", std::to_string(d_.num_heads), std::to_string(d_.effective_v_head_dim())}, "f32");
-    const std::string zeros = filled(zero_,
-                                     empty_tensor({batch_, queries_, std::to_string(d_.num_heads),
-                                                   std::to_string(d_.effective_v_head_dim())},
-                                                  accumulator_type),
-                                     accumulator_type);
+    const std::string zeros = filled(zero_, empty_outputs(accumulator_type_), accumulator_type_);
     generic_op g{{"affine_map<(b, i, h, e, j) -> (b, h, i, j)>",
                   "affine_map<(b, i, h, e, j) -> (b, j, " + kv_head("h") + ", e)>",
                   "affine_map<(b, i, h, e, j) -> (b, i, h, e)>"},
-                 iterators(4, true), {weights, "%v"}, {scores_type_, v_type_}, zeros, accumulator_type};
-    accumulator_type_ = accumulator_type;
+                 iterators(4, true), {weights, "%v"}, {scores_type_, v_type_}, zeros, accumulator_type_};
     return generic(g, [this](const std::vector<std::string>& x) {
       const std::string product = out_.value("arith.mulf " + x[0] + ", " + widened(x[1]) + " : f32");
       return out_.value("arith.addf " + x[2] + ", " + product + " : f32");
@@ -360,9 +365,7 @@ class attention_emission {
   std::string normalized_output(const std::string& sums, const std::string& row_sum) {
     generic_op g{{"affine_map<(b, i, h, e) -> (b, i, h, e)>", "affine_map<(b, i, h, e) -> (b, h, i)>",
                   "affine_map<(b, i, h, e) -> (b, i, h, e)>"},
-                 iterators(4, false), {sums, row_sum}, {accumulator_type_, rows_type_},
-                 empty_tensor({batch_, queries_, std::to_string(d_.num_heads), std::to_string(d_.effective_v_head_dim())},
-                              output_type_),
+                 iterators(4, false), {sums, row_sum}, {accumulator_type_, rows_type_}, empty_outputs(output_type_),
                  output_type_};
     return generic(g, [this](const std::vector<std::string>& x) {
       const std::string none_visible = out_.value("arith.cmpf oeq, " + x[1] + ", " + zero_ + " : f32");
@@ -376,7 +379,7 @@ class attention_emission {
   std::string log_sum_exp(const std::string& row_max, const std::string& row_sum) {
     const std::string rows = "affine_map<(b, h, i) -> (b, h, i)>";
     generic_op g{{rows, rows, rows}, iterators(3, false), {row_max, row_sum}, {rows_type_, rows_type_},
-                 empty_tensor({batch_, std::to_string(d_.num_heads), queries_}, lse_type_), lse_type_};
+                 empty_rows(lse_type_), lse_type_};
     return generic(g, [this](const std::vector<std::string>& x) {
       const std::string none_visible = out_.value("arith.cmpf oeq, " + x[1] + ", " + zero_ + " : f32");
       const std::string lse = out_.value("arith.addf " + x[0] + ", " + out_.value("math.log " + x[1] + " : f32") + " : f32");
@@ -403,6 +406,7 @@ std::string emit_mlir(const attention_desc& desc, std::string_view function_name
   return attention_emission(desc, function_name, options).emit();
 }
 
+// math-to-llvm first; libm takes what it leaves (tanh) and, run before it, would refuse math.exp.
 std::string_view mlir_lowering_pipeline() {
   return "-linalg-bufferize -arith-bufferize -tensor-bufferize -func-bufferize -finalizing-bufferize "
          "-buffer-deallocation -convert-linalg-to-loops -lower-affine -convert-scf-to-std -convert-math-to-llvm "

@@ -17,13 +17,8 @@
 /// padding, mask_mod and the mask (values <= -1e38) leave visible, times v; a row with no visible
 /// key gives output 0 and lse -inf. Computed in f32 (f16 and bf16 inputs are widened).
 ///
-/// Lowering with MLIR 14 (mlir-opt-14, then mlir-translate-14 --mlir-to-llvmir and any C compiler):
-///   -linalg-bufferize -arith-bufferize -tensor-bufferize -func-bufferize -finalizing-bufferize
-///   -buffer-deallocation -convert-linalg-to-loops -lower-affine -convert-scf-to-std
-///   -convert-math-to-llvm -convert-math-to-libm -convert-arith-to-llvm -convert-memref-to-llvm
-///   -convert-std-to-llvm -reconcile-unrealized-casts
-/// (`mlir_lowering_pipeline` below; math-to-llvm first, libm for what it leaves, tanh). The C entry
-/// point is `_mlir_ciface_<function>`.
+/// Lowering with MLIR 14: mlir-opt-14 with the passes of `mlir_lowering_pipeline` below, then
+/// mlir-translate-14 --mlir-to-llvmir and llc-14. The C entry point is `_mlir_ciface_<function>`.
 
 #include <string>
 #include <string_view>
