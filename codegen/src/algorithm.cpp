@@ -302,6 +302,12 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // the last tile and keys past the end of the last block are computed on clamped indices (never out
   // of bounds) and masked or discarded.
   const Expr query = it * tile_queries + ii / group;
+  // Tests that depend on the tile (causality, rows past Lq) multiply `it` by this, equal to
+  // tile_queries: Halide then cannot solve them for `it`. Solvable, each makes Halide trim loops with
+  // a bound marked `likely`, and loop partitioning copy the whole tile body for the tiles the bound
+  // trims and those it does not (measured: 2.5x the code generation time, twice the object code).
+  // Lq is never negative, but Halide does not know it.
+  a.tile_queries_unproven = tile_queries + min(query_length, 0);
   const Expr head = g * group + ii % group;
   const Expr query_clamped = clamp(query, 0, query_length - 1);
   const Expr key = kb * block_keys + j;
@@ -323,18 +329,20 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // Keys past Lk and rows past Lq (padding of the last block and tile) are masked or discarded, so
   // their products are skipped where no vector lane spans keys or rows: along head_dim. (Elsewhere the
   // test would split vectors; measured 2x slower with keys in lanes.)
+  const Expr block_keys_unproven = block_keys + min(query_length, 0);
+  const Expr block_start = kb * block_keys_unproven;
   if (tiles.qk == qk_layout::along_head_dim) {
     // With one query per tile every row exists; a test on rows would keep the rows' products apart.
-    const Expr row_exists = tile_queries == 1 ? Internal::const_true() : query < query_length;
-    a.qk_reduction.where(key < key_length && row_exists);
-    a.pv_reduction.where(kb * block_keys + a.pv_reduction < key_length && row_exists);
+    const Expr row_exists = tile_queries == 1 ? Internal::const_true() : it * a.tile_queries_unproven + ii / group < query_length;
+    a.qk_reduction.where(block_start + j < key_length && row_exists);
+    a.pv_reduction.where(block_start + a.pv_reduction < key_length && row_exists);
   }
   // Under causality, the last key any row of tile `it` can see: key groups past it are skipped in both
   // products (their weights are 0), whole groups of the schedule's q.k register tile since a finer
   // test would split its vectors; key blocks past it are skipped by the recurrence below.
   Expr last_visible_key;
   if (desc.is_causal()) {
-    last_visible_key = it * tile_queries + (tile_queries - 1) + a.sources.causal_offset;
+    last_visible_key = it * a.tile_queries_unproven + (tile_queries - 1) + a.sources.causal_offset;
     if (!Internal::is_const_zero(a.sources.causally_free_keys))
       last_visible_key = max(last_visible_key, a.sources.causally_free_keys - 1);
     const int group_keys = tiles.qk_key_group;
@@ -342,45 +350,65 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     a.pv_reduction.where(kb * block_keys + a.pv_reduction <= last_visible_key);
   }
   const tile_indices indices{query, head, query_clamped, key, key_clamped};
-  // A split's state (max, sum, accumulator) starts as its first block's and merges the later blocks
-  // in order. A first block no row of the tile can see gives (floor, 0, 0), the empty state.
-  // With a mask modifier, blocks it hides from every row of the tile are skipped, the first one
-  // included: the state then starts empty and every block is merged into it. Blocks it shows whole to
-  // every row skip its per-key evaluation.
+  // The state (max, sum, accumulator) starts empty, (floor, 0, 0), or as the first block's (see
+  // blocking::first_block_starts_state), and merges the blocks in order. Blocks no row of the tile can
+  // see are skipped: past the causal diagonal, or hidden by the mask modifier; blocks the modifier
+  // shows whole to every row skip its per-key evaluation. (A first block the tile cannot see gives
+  // the empty state: its keys are all masked.)
   const bool skips_hidden_blocks = desc.has_mask_mod();
   if (skips_hidden_blocks) define_block_visibility(a);
-  a.first_block = define_block_funcs(a, indices, "first_", false);
-  a.later_blocks = define_block_funcs(a, indices, "", skips_hidden_blocks);
-  const bool starts_empty = skips_hidden_blocks;
-  const int first_merged = starts_empty ? 0 : 1;
+  a.blocks = define_block_funcs(a, indices, "", skips_hidden_blocks);
+  const bool starts_from_first_block = tiles.first_block_starts_state && !skips_hidden_blocks && !tiles.split_per_block;
+  if (starts_from_first_block) a.first_block = define_block_funcs(a, indices, "first_", false);
   const Expr block_count = (key_length + block_keys - 1) / block_keys;
-  const int blocks_per_split = tiles.key_blocks_per_split;
-  Expr first = 0, block;
-  if (blocks_per_split > 0) {
-    first = s * blocks_per_split;
-    a.key_blocks = RDom(first_merged, blocks_per_split - first_merged, "rk");
-    block = first + a.key_blocks;
-    a.key_blocks.where(block < block_count);
-  } else {
-    a.key_blocks = RDom(first_merged, block_count - first_merged, "rk");
-    block = a.key_blocks;
-  }
-  if (desc.is_causal()) a.key_blocks.where(block * block_keys <= last_visible_key);
-  if (skips_hidden_blocks) a.key_blocks.where((a.block_visibility(block, it, g, b) & some_key_visible) != 0);
-  const block_funcs& first_block = a.first_block;
-  const block_funcs& later = a.later_blocks;
+  const block_funcs& block = a.blocks;
+  // Whether some row of the tile can see a key of block kb (kb < block_count: both RDoms stop there);
+  // undefined where every block is seen.
+  const auto block_is_seen = [&](Expr kb_index) {
+    Expr seen;
+    // The block size unproven too: solvable for the block, the test would trim the block loop with a
+    // bound marked `likely`, and loop partitioning copy the whole block body for the blocks past it.
+    if (desc.is_causal()) seen = kb_index * block_keys_unproven <= last_visible_key;
+    if (skips_hidden_blocks) {
+      const Expr some_visible = (a.block_visibility(kb_index, it, g, b) & some_key_visible) != 0;
+      seen = seen.defined() ? seen && some_visible : some_visible;
+    }
+    return seen;
+  };
   a.state = Func("state");
-  if (starts_empty)
-    a.state(e, ii, it, s, g, b) = Tuple(score_floor, 0.0f, 0.0f);
-  else
-    a.state(e, ii, it, s, g, b) =
-        Tuple(first_block.block_max(ii, first, it, g, b), first_block.block_sum(ii, first, it, g, b),
-              first_block.block_pv(e, ii, first, it, g, b));
-  {
+  if (tiles.split_per_block) {
+    // Split s is key block s, its state the block's own. A block no row sees gives the empty state:
+    // selected, so that Halide skips computing the block's stages there. The test is read from a
+    // table: Halide would narrow the block range by a test it can solve, to one it cannot prove is
+    // one block, and size the stages' scratch at run time (so would a one-block recurrence: measured
+    // 40% slower decoding).
+    const Tuple block_state(block.block_max(ii, s, it, g, b), block.block_sum(ii, s, it, g, b),
+                            block.block_pv(e, ii, s, it, g, b));
+    if (block_is_seen(kb).defined()) {
+      a.split_is_seen = Func("split_is_seen");
+      a.split_is_seen(kb, it, g, b) = block_is_seen(kb);
+      const Expr seen = a.split_is_seen(s, it, g, b);
+      a.state(e, ii, it, s, g, b) = Tuple(select(seen, block_state[0], score_floor), select(seen, block_state[1], 0.0f),
+                                          select(seen, block_state[2], 0.0f));
+    } else {
+      a.state(e, ii, it, s, g, b) = block_state;
+    }
+  } else {
+    const int first_merged = starts_from_first_block ? 1 : 0;
+    a.key_blocks = RDom(first_merged, block_count - first_merged, "rk");
+    const Expr kb_merged = a.key_blocks;
+    if (block_is_seen(kb_merged).defined()) a.key_blocks.where(block_is_seen(kb_merged));
+    if (starts_from_first_block) {
+      const block_funcs& first = a.first_block;
+      a.state(e, ii, it, s, g, b) = Tuple(first.block_max(ii, 0, it, g, b), first.block_sum(ii, 0, it, g, b),
+                                          first.block_pv(e, ii, 0, it, g, b));
+    } else {
+      a.state(e, ii, it, s, g, b) = Tuple(score_floor, 0.0f, 0.0f);
+    }
     const Expr running_max = a.state(e, ii, it, s, g, b)[0];
     const Expr running_sum = a.state(e, ii, it, s, g, b)[1];
     const Expr running_acc = a.state(e, ii, it, s, g, b)[2];
-    const Expr block_max = later.block_max(ii, block, it, g, b);
+    const Expr block_max = block.block_max(ii, kb_merged, it, g, b);
     // One of the two rescale factors is 1 (the larger maximum rescales by exp(0)): one exp, not two,
     // per row and feature vector of every block.
     const Expr new_max = max(running_max, block_max);
@@ -388,16 +416,16 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     const Expr smaller_factor = exp(-abs(running_max - block_max));
     const Expr keep = select(running_is_larger, 1.0f, smaller_factor);
     const Expr add = select(running_is_larger, smaller_factor, 1.0f);
-    a.state(e, ii, it, s, g, b) = Tuple(new_max, running_sum * keep + later.block_sum(ii, block, it, g, b) * add,
-                                        running_acc * keep + later.block_pv(e, ii, block, it, g, b) * add);
+    a.state(e, ii, it, s, g, b) = Tuple(new_max, running_sum * keep + block.block_sum(ii, kb_merged, it, g, b) * add,
+                                        running_acc * keep + block.block_pv(e, ii, kb_merged, it, g, b) * add);
   }
 
   // The splits' states rescaled to the largest maximum and added: the same sums one recurrence over
   // every block would give.
   a.merged_max = Func("merged_max");
   a.merged = Func("merged");
-  if (blocks_per_split > 0) {
-    a.splits = RDom(0, (block_count + blocks_per_split - 1) / blocks_per_split, "rs");
+  if (tiles.split_per_block) {
+    a.splits = RDom(0, block_count, "rs");
     a.merged_max(ii, it, g, b) = score_floor;
     a.merged_max(ii, it, g, b) = max(a.merged_max(ii, it, g, b), a.state(0, ii, it, a.splits, g, b)[0]);
     const Expr rescale = exp(a.state(e, ii, it, a.splits, g, b)[0] - a.merged_max(ii, it, g, b));

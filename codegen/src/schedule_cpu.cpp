@@ -167,9 +167,9 @@ void schedule_block_softmax_rows_in_lanes(attention_algorithm& a, block_funcs& f
 constexpr int largest_stack_block_bytes = 32 * 1024;
 
 // One set of block Funcs: everything per key block at `per_block`, the weight x V accumulator per
-// register tile of the state at `per_register_tile`.
-void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLevel& task, const LoopLevel& per_block,
-                          const LoopLevel& per_register_tile) {
+// register tile of the state at `per_register_tile`; scratch too large for the stack lives at `heap_scratch`.
+void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLevel& heap_scratch,
+                          const LoopLevel& per_block, const LoopLevel& per_register_tile) {
   const int lanes = a.tiles.lanes;
   const int v_dim = a.desc.effective_v_head_dim();
   const int v_lanes = vector_width_for(v_dim, lanes);
@@ -201,12 +201,14 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
     else
       f.score.update().reorder(key_in_block, a.ii).vectorize(key_in_block, lanes);
   }
-  // Scores and weights of long blocks would take hundreds of KiB of stack: those are allocated once per
-  // task on the heap (measured as fast), the rest on the stack (tiny shapes run thousands of tasks).
+  // Scores and weights of long blocks would take hundreds of KiB of stack: those are allocated on the
+  // heap once per tile (measured as fast), the rest on the stack (tiny shapes run thousands of tasks).
+  // (Not once per task: Halide cannot prove that one tile's slice serves every tile, since tiles split
+  // by an unproven size, and would allocate all of them: +64 MiB and 20% slower at L2048.)
   const int block_bytes = a.tiles.key_block * tile_rows * int(sizeof(float));
   for (Func block_local : {f.score, f.weight}) {
     if (block_bytes > largest_stack_block_bytes)
-      block_local.store_in(MemoryType::Heap).store_at(task);
+      block_local.store_in(MemoryType::Heap).store_at(heap_scratch);
     else
       block_local.store_in(MemoryType::Stack);
   }
@@ -260,7 +262,7 @@ void schedule_cpu(attention_algorithm& a) {
   const int group = a.desc.group_size();
   const int tile_queries = a.tiles.queries_per_tile;
   const int tile_rows = a.tiles.rows(a.desc);
-  const bool split_keys = a.tiles.key_blocks_per_split > 0;
+  const bool split_keys = a.tiles.split_per_block;
   // Split states are computed outside the (kv head, batch) tasks, where no staged K could live.
   if (split_keys && a.tiles.qk != qk_layout::along_head_dim)
     throw std::logic_error("schedule_cpu: key splits need q.k along head_dim");
@@ -272,8 +274,12 @@ void schedule_cpu(attention_algorithm& a) {
   // task of 10 queries x 10 keys (B16 H8 D64 L10: 89 against 67 us with 4 or more per task).
   const Expr pairs_per_task = a.sources.query_length * group * a.sources.key_length;
   const Expr tasks_per_parallel_task = clamp(4096 / max(pairs_per_task, 1), 1, 8);
+  // Query tiles split by a factor Halide cannot prove constant: with a constant one, loop partitioning
+  // copies the whole tile body to give the last, partial tile its own (twice the code, for a guard
+  // that costs one compare per row).
   for (Func f : a.outputs())
-    f.split(a.h, a.g, m, group, TailStrategy::RoundUp).split(a.i, a.it, iq, tile_queries, TailStrategy::GuardWithIf);
+    f.split(a.h, a.g, m, group, TailStrategy::RoundUp)
+        .split(a.i, a.it, iq, a.tile_queries_unproven, TailStrategy::GuardWithIf);
   a.output.reorder(a.e, m, iq, a.it, a.g, a.b).vectorize(a.e, v_lanes);
   if (a.desc.lse_output) {
     // The log-sum-exp shares the output's loop nest, so the state computed per tile serves both. Its
@@ -282,6 +288,12 @@ void schedule_cpu(attention_algorithm& a) {
     a.lse.reorder(m, iq, a.it, a.g, a.b);
     for (Func f : a.outputs()) f.parallel(a.g).parallel(a.b);
     a.lse.compute_with(a.output, a.it);
+    // The log-sum-exp's (B, H, Lq) are the output's: stated, so that the two stages' loop bounds are
+    // one expression and fewer of the guards compute_with puts around each stage split the loops.
+    OutputImageParam output = a.output.output_buffer(), lse = a.lse.output_buffer();
+    lse.dim(0).set_bounds(output.dim(2).min(), output.dim(2).extent());
+    lse.dim(1).set_bounds(output.dim(1).min(), output.dim(1).extent());
+    lse.dim(2).set_bounds(output.dim(3).min(), output.dim(3).extent());
   } else {
     a.output.fuse(a.g, a.b, gb)
         .split(gb, gbo, gb, tasks_per_parallel_task, TailStrategy::GuardWithIf)
@@ -320,8 +332,7 @@ void schedule_cpu(attention_algorithm& a) {
   if (split_keys) {
     // Flash-decoding: one task per (key split, kv head, batch), each split's state kept for the merge
     // (a few rows x Dv per task), so a handful of kv heads still keeps every thread streaming K/V.
-    a.state.compute_root();
-    for (Stage stage : {Stage(a.state), a.state.update()}) stage.fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb);
+    a.state.compute_root().fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb);
     a.merged.vectorize(a.e, v_lanes);
     a.merged_max.update().reorder(a.ii, a.splits);
     a.merged.update().reorder(a.e, a.splits).vectorize(a.e, v_lanes, TailStrategy::GuardWithIf);
@@ -331,21 +342,27 @@ void schedule_cpu(attention_algorithm& a) {
   // The state's stages run over register tiles of 4 rows x up to 4 vectors of features, so each
   // tile's weight x V accumulator (block_pv, computed at that tile) is exactly the tile and stays in
   // registers. Rows vary fastest, so consecutive tiles read the same slice of V.
-  for (Stage stage : {Stage(a.state), a.state.update()}) {
+  std::vector<Stage> state_stages = {Stage(a.state)};
+  if (!split_keys) state_stages.push_back(a.state.update());
+  for (Stage stage : state_stages) {
     stage.split(a.e, eo, ev, v_vectors * v_lanes, TailStrategy::GuardWithIf)
         .split(a.ii, io, iv, register_tile_rows(tile_rows))
         .vectorize(ev, v_lanes);
   }
   a.state.reorder(ev, iv, io, eo);
-  a.state.update().reorder(ev, iv, io, eo, a.key_blocks, a.it);
+  if (!split_keys) a.state.update().reorder(ev, iv, io, eo, a.key_blocks, a.it);
 
-  // Block scratch kept on the heap lives per task: with key splits, per split task of the state.
-  const LoopLevel block_task = split_keys ? LoopLevel(a.state, sgb) : task;
-  // The first block's Funcs are computed in the state's first stage, the later blocks' per block of
-  // its update. (A loop level names a loop in every stage of the state; each set lands in the one
-  // stage that uses it.)
-  schedule_block_funcs(a, a.first_block, block_task, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
-  schedule_block_funcs(a, a.later_blocks, block_task, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
+  // The block Funcs are computed per block: per key split's tile in the state itself, or per block of
+  // the state's update (a first block the state starts from, per tile in its first stage). (A loop
+  // level names a loop in every stage of the state; `io` lands in the ones that read blocks.)
+  if (split_keys) {
+    schedule_block_funcs(a, a.blocks, LoopLevel(a.state, sgb), LoopLevel(a.state, a.it), LoopLevel(a.state, io));
+    if (a.split_is_seen.defined()) a.split_is_seen.compute_root();
+  } else {
+    schedule_block_funcs(a, a.blocks, tile, LoopLevel(a.state, a.key_blocks), LoopLevel(a.state, io));
+    if (a.first_block.score.defined())
+      schedule_block_funcs(a, a.first_block, tile, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
+  }
 
   // The run-time visibility table: once per call, tiles in parallel, keys in vector lanes.
   if (a.block_visibility_lanes.defined()) {

@@ -109,7 +109,7 @@ void schedule_gpu(attention_algorithm& a) {
   const int group = desc.group_size();
   const int v_dim = desc.effective_v_head_dim();
   const int features = features_per_thread(v_dim);
-  if (a.tiles.key_blocks_per_split > 0) throw std::logic_error("schedule_gpu: key splits are a CPU schedule");
+  if (a.tiles.split_per_block) throw std::logic_error("schedule_gpu: key splits are a CPU schedule");
   if (a.tiles.key_block < smallest_key_block || gpu_shared_memory_bytes(desc, a.tiles) > shared_memory_budget)
     throw std::logic_error("schedule_gpu: head dims " + std::to_string(desc.qk_head_dim) + "/" +
                            std::to_string(v_dim) + " leave no key block that fits in shared memory");
@@ -154,24 +154,23 @@ void schedule_gpu(attention_algorithm& a) {
         .gpu_threads(d_inner, a.ii);
   }
 
-  // The later blocks' keys and values are staged in shared memory per block; the first block's are
-  // read where they are (one block of many, and staging it too would double the shared memory).
-  Func later_keys = a.key_block.in(a.later_blocks.dot);
-  Func later_values = a.value_block.in(a.later_blocks.block_pv);
-  const LoopLevel per_later_block(a.state, a.key_blocks);
-  // Shared memory of the later blocks is allocated outside their loop. Halide 14 pools shared
-  // allocations by barrier stage without regard to loops: one allocated inside the loop may reuse the
-  // memory of one from outside (the query tile) after its last read in an iteration, which the next
-  // iteration still reads (measured on PoCL: wrong outputs whenever a tile ran the loop).
-  const LoopLevel later_block_storage(a.state, a.it);
-  later_keys.compute_at(per_later_block)
-      .store_at(later_block_storage)
+  // Each block's keys and values are staged in shared memory.
+  Func block_keys = a.key_block.in(a.blocks.dot);
+  Func block_values = a.value_block.in(a.blocks.block_pv);
+  const LoopLevel per_block(a.state, a.key_blocks);
+  // Shared memory of the blocks is allocated outside their loop. Halide 14 pools shared allocations
+  // by barrier stage without regard to loops: one allocated inside the loop may reuse the memory of
+  // one from outside (the query tile) after its last read in an iteration, which the next iteration
+  // still reads (measured on PoCL: wrong outputs whenever a tile ran the loop).
+  const LoopLevel block_storage(a.state, a.it);
+  block_keys.compute_at(per_block)
+      .store_at(block_storage)
       .bound_extent(a.j, a.tiles.key_block)
       .split(a.d, d_outer, d_inner, staging_threads, TailStrategy::GuardWithIf)
       .reorder(d_inner, a.j, d_outer)
       .gpu_threads(d_inner, a.j);
-  later_values.compute_at(per_later_block)
-      .store_at(later_block_storage)
+  block_values.compute_at(per_block)
+      .store_at(block_storage)
       .bound_extent(a.j, a.tiles.key_block)
       .reorder_storage(a.e, a.j)
       .split(a.e, d_outer, d_inner, staging_threads, TailStrategy::GuardWithIf)
@@ -191,29 +190,25 @@ void schedule_gpu(attention_algorithm& a) {
     a.block_visibility_lanes.compute_at(a.block_visibility, kbi);
   }
 
-  const LoopLevel first_block_level(a.state, a.it);
-  for (auto [f, per_block, storage] :
-       {std::tuple<block_funcs*, LoopLevel, LoopLevel>{&a.first_block, first_block_level, first_block_level},
-        std::tuple<block_funcs*, LoopLevel, LoopLevel>{&a.later_blocks, per_later_block, later_block_storage}}) {
-    // Scores and weights: one thread per (key, row), in shared memory for the block's later steps.
-    for (Func block_local : {f->score, f->weight})
-      block_local.compute_at(per_block)
-          .store_at(storage)
-          .bound(a.j, 0, a.tiles.key_block)
-          .bound_extent(a.ii, rows)
-          .gpu_threads(a.j, a.ii);
-    if (f->modifier_masked_keys.defined()) f->score.update().gpu_threads(f->modifier_masked_keys.x, a.ii);
-    f->dot.compute_at(f->score, a.j);
-    // Row maxima and sums: one thread per row, its partials in registers.
-    for (auto [partial, total] : {std::pair{f->block_max_lanes, f->block_max}, std::pair{f->block_sum_lanes, f->block_sum}}) {
-      total.compute_at(per_block).store_at(storage).bound_extent(a.ii, rows).gpu_threads(a.ii);
-      total.update().gpu_threads(a.ii);
-      partial.compute_at(total, a.ii);
-    }
-    // Each thread's weight x V for its features, in registers.
-    f->block_pv.compute_at(a.state, eo).bound_extent(a.e, features).unroll(a.e);
-    f->block_pv.update().reorder(a.e, a.ii, a.pv_reduction).unroll(a.e);
+  block_funcs& f = a.blocks;
+  // Scores and weights: one thread per (key, row), in shared memory for the block's later steps.
+  for (Func block_local : {f.score, f.weight})
+    block_local.compute_at(per_block)
+        .store_at(block_storage)
+        .bound(a.j, 0, a.tiles.key_block)
+        .bound_extent(a.ii, rows)
+        .gpu_threads(a.j, a.ii);
+  if (f.modifier_masked_keys.defined()) f.score.update().gpu_threads(f.modifier_masked_keys.x, a.ii);
+  f.dot.compute_at(f.score, a.j);
+  // Row maxima and sums: one thread per row, its partials in registers.
+  for (auto [partial, total] : {std::pair{f.block_max_lanes, f.block_max}, std::pair{f.block_sum_lanes, f.block_sum}}) {
+    total.compute_at(per_block).store_at(block_storage).bound_extent(a.ii, rows).gpu_threads(a.ii);
+    total.update().gpu_threads(a.ii);
+    partial.compute_at(total, a.ii);
   }
+  // Each thread's weight x V for its features, in registers.
+  f.block_pv.compute_at(a.state, eo).bound_extent(a.e, features).unroll(a.e);
+  f.block_pv.update().reorder(a.e, a.ii, a.pv_reduction).unroll(a.e);
 }
 
 }  // namespace attngen::codegen

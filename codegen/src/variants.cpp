@@ -49,12 +49,15 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       // (measured at B16 H8 D64 L10: 243 against 220 us on one thread).
       tiles.key_block = tiles.lanes;
       tiles.qk = qk_layout::along_head_dim;
+      // Blocks of one vector of keys merge at the cost of their products: skipping the first merge
+      // measured 30% faster at B16 H8 D64 L10 (0.065 against 0.092 ms).
+      tiles.first_block_starts_state = true;
       break;
     case kernel_variant::single_query:
       tiles.queries_per_tile = 1;
       tiles.qk = qk_layout::along_head_dim;
       tiles.key_block = decode_keys_per_split;
-      tiles.key_blocks_per_split = 1;
+      tiles.split_per_block = true;
       break;
   }
   tiles.qk_key_group = qk_register_tile_keys(desc, tiles);

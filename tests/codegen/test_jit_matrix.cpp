@@ -103,7 +103,7 @@ TEST_CASE("every option at once matches the reference: GQA, causal, both masks, 
                           awkward_lengths, {1, 3});
 }
 
-// Decoding kernels cut the key range into splits of 256 keys merged at the end (flash-decoding):
+// Decoding kernels cut the key range into splits of 512 keys merged at the end (flash-decoding):
 // 257 and 769 keys end in a partial split, and causal and padded keys leave whole splits masked.
 TEST_CASE("decoding merges uneven key splits: GQA causal bottom-right, key padding, LSE", "[jit][matrix][splits]") {
   check_against_reference(gqa_4_2.causal(bottom_right).key_padding_mask(true_means_ignore).return_lse(),

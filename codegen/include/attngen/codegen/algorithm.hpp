@@ -5,12 +5,11 @@
 /// (row ii is query ii / G of the tile, head ii % G of the group); keys come in blocks of `key_block`.
 /// For each (tile, block) the block's scores, its row maxima, its softmax numerators, their row sums
 /// and their product with V are pure Funcs of the block index; a running (max, sum, accumulator)
-/// state starts from the first block's and a recurrence merges the later blocks into it, so no
-/// (Lq x Lk) matrix exists.
+/// state starts empty and a recurrence merges the blocks into it, so no (Lq x Lk) matrix exists.
 /// Causal descriptions skip key blocks that no row of the tile can see.
 ///
-/// The key range may be cut into splits of a fixed number of blocks (flash-decoding): each split runs
-/// its own recurrence, so splits are independent tasks, and a merge rescales their states to the
+/// The key range may instead be cut into splits of one block each (flash-decoding): each split's
+/// state is its block's, so splits are independent tasks, and a merge rescales their states to the
 /// largest maximum and adds them. Without splits the state's split dimension has extent 1.
 ///
 /// Halide dimension order is innermost first, so a (B, L, H, D) tensor is indexed (d, h, l, b).
@@ -48,23 +47,25 @@ struct blocking {
   /// Keys one q.k register tile spans (a multiple of `lanes` with keys in lanes). Causal tiles skip
   /// the groups no row can see, whole.
   int qk_key_group = 64;
-  /// Key blocks per split of the key range; 0 keeps one split over all keys.
-  int key_blocks_per_split = 0;
+  /// Each key block is a split of the key range (flash-decoding); otherwise one split holds every key.
+  bool split_per_block = false;
+  /// The state starts as the first key block's results rather than empty, which saves one merge (an
+  /// exp per row and feature) per tile but takes a second copy of the block stages, so more code
+  /// generation time: for tiles of few keys, whose merges cost as much as their products. Ignored
+  /// with split_per_block or a mask modifier (which may hide the first block).
+  bool first_block_starts_state = false;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
 };
 
 /// One key block's contribution to a tile, every Func a pure function of the block index kb.
-/// Defined twice (for a split's first block and for its later blocks), so each set is computed at its
-/// own loop level.
 struct block_funcs {
   Halide::Func dot;             ///< (j, ii, kb, it, g, b): scaled q.k
   Halide::Func score;           ///< (j, ii, kb, it, g, b): masked score; masked keys hold a large negative
   /// Over a block's keys, where the block is partly hidden by the mask modifier: the score's update
-  /// that applies the modifier per key. Defined only for the later blocks of a kernel with a mask
-  /// modifier (the score's pure definition then leaves the modifier out, so blocks it shows whole
-  /// never evaluate it).
+  /// that applies the modifier per key. Defined only for a kernel with a mask modifier (the score's
+  /// pure definition then leaves the modifier out, so blocks it shows whole never evaluate it).
   Halide::RDom modifier_masked_keys;
   Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima
   Halide::Func block_max;       ///< (ii, kb, it, g, b): row maximum of the block, floored
@@ -127,10 +128,12 @@ struct attention_algorithm {
   Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
   Halide::Func value_block;     ///< (j, e, kb, g, b): value blocks as float (inlined on CPUs, staged on GPUs)
-  /// The first key block of each split starts the recurrence (no merge into an empty state: short
-  /// key ranges are often one block); the later blocks are merged into it. With a mask modifier the
-  /// state starts empty instead, so that a hidden first block is skipped too, and first_block is unused.
-  block_funcs first_block, later_blocks;
+  /// One key block's stages: merged block by block into the state, or each one a split's state.
+  block_funcs blocks;
+  /// The first key block's, computed where the state starts; defined only if the state starts from it.
+  block_funcs first_block;
+  /// tiles.queries_per_tile, in a form Halide cannot prove constant (see define_attention).
+  Halide::Expr tile_queries_unproven;
   /// (kb, it, g, b): what the mask modifier shows of key block kb to the rows of tile `it`, as
   /// visibility bits (some_key_visible | some_key_hidden); defined only with a mask modifier. Blocks
   /// with no key visible are skipped; blocks with no key hidden skip the modifier.
@@ -138,6 +141,9 @@ struct attention_algorithm {
   /// (lane, kb, it, g, b): the run-time visibility table's per-lane partials; defined only for masks
   /// that read captures (position-only masks are bounded at build time instead).
   Halide::Func block_visibility_lanes;
+  /// (kb, it, g, b): whether a row of tile `it` sees a key of block kb; defined only with
+  /// split_per_block and causality or a mask modifier.
+  Halide::Func split_is_seen;
   Halide::Func state;           ///< (e, ii, it, s, g, b) Tuple(running max, running sum, accumulator) of a split
   Halide::Func merged_max;      ///< (ii, it, g, b): largest of the splits' maxima
   Halide::Func merged;          ///< (e, ii, it, g, b) Tuple(sum, accumulator) of all splits at merged_max
@@ -147,8 +153,8 @@ struct attention_algorithm {
   Halide::RDom lane_reduction;   ///< over key_block / lanes lane groups
   Halide::RDom lane_collapse;    ///< over lanes
   Halide::RDom pv_reduction;     ///< over keys of a block
-  Halide::RDom key_blocks;       ///< over a split's later key blocks, trimmed by causality
-  Halide::RDom splits;           ///< over key splits; defined only with key_blocks_per_split > 0
+  Halide::RDom key_blocks;       ///< over the key blocks merged, trimmed by causality; undefined with split_per_block
+  Halide::RDom splits;           ///< over key splits; defined only with split_per_block
   Halide::RDom visibility_reduction;  ///< over a block's key vectors and the tile's rows (run-time visibility)
 
   /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures].
