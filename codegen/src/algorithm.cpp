@@ -326,14 +326,19 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   a.lane_reduction = RDom(0, block_keys / tiles.lanes, "rg");
   a.lane_collapse = RDom(0, tiles.lanes, "rl");
   a.pv_reduction = RDom(0, block_keys, "rj");
+  // Tests of keys past Lk and of skipped blocks multiply `kb` by an unproven block size, for the same
+  // reason: Halide would otherwise copy the whole block body for the last block. (The causal tests
+  // of keys below keep the constant: the copy they cause gives blocks wholly below the diagonal code
+  // without per-key tests, measured 3% faster causal prefill.)
+  const Expr block_keys_unproven = block_keys + min(query_length, 0);
+  const Expr block_start = kb * block_keys_unproven;
   // Keys past Lk and rows past Lq (padding of the last block and tile) are masked or discarded, so
   // their products are skipped where no vector lane spans keys or rows: along head_dim. (Elsewhere the
   // test would split vectors; measured 2x slower with keys in lanes.)
-  const Expr block_keys_unproven = block_keys + min(query_length, 0);
-  const Expr block_start = kb * block_keys_unproven;
   if (tiles.qk == qk_layout::along_head_dim) {
     // With one query per tile every row exists; a test on rows would keep the rows' products apart.
-    const Expr row_exists = tile_queries == 1 ? Internal::const_true() : it * a.tile_queries_unproven + ii / group < query_length;
+    const Expr row_exists =
+        tile_queries == 1 ? Internal::const_true() : it * a.tile_queries_unproven + ii / group < query_length;
     a.qk_reduction.where(block_start + j < key_length && row_exists);
     a.pv_reduction.where(block_start + a.pv_reduction < key_length && row_exists);
   }
@@ -366,8 +371,6 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // undefined where every block is seen.
   const auto block_is_seen = [&](Expr kb_index) {
     Expr seen;
-    // The block size unproven too: solvable for the block, the test would trim the block loop with a
-    // bound marked `likely`, and loop partitioning copy the whole block body for the blocks past it.
     if (desc.is_causal()) seen = kb_index * block_keys_unproven <= last_visible_key;
     if (skips_hidden_blocks) {
       const Expr some_visible = (a.block_visibility(kb_index, it, g, b) & some_key_visible) != 0;
