@@ -302,12 +302,13 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // the last tile and keys past the end of the last block are computed on clamped indices (never out
   // of bounds) and masked or discarded.
   const Expr query = it * tile_queries + ii / group;
+  // A size in a form Halide cannot prove constant (Lq is never negative, but Halide does not know it).
+  const auto unproven = [&](int size) { return size + min(query_length, 0); };
   // Tests that depend on the tile (causality, rows past Lq) multiply `it` by this, equal to
   // tile_queries: Halide then cannot solve them for `it`. Solvable, each makes Halide trim loops with
   // a bound marked `likely`, and loop partitioning copy the whole tile body for the tiles the bound
   // trims and those it does not (measured: 2.5x the code generation time, twice the object code).
-  // Lq is never negative, but Halide does not know it.
-  a.tile_queries_unproven = tile_queries + min(query_length, 0);
+  a.tile_queries_unproven = unproven(tile_queries);
   const Expr head = g * group + ii % group;
   const Expr query_clamped = clamp(query, 0, query_length - 1);
   const Expr key = kb * block_keys + j;
@@ -330,7 +331,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // reason: Halide would otherwise copy the whole block body for the last block. (The causal tests
   // of keys below keep the constant: the copy they cause gives blocks wholly below the diagonal code
   // without per-key tests, measured 3% faster causal prefill.)
-  const Expr block_keys_unproven = block_keys + min(query_length, 0);
+  const Expr block_keys_unproven = unproven(block_keys);
   const Expr block_start = kb * block_keys_unproven;
   // Keys past Lk and rows past Lq (padding of the last block and tile) are masked or discarded, so
   // their products are skipped where no vector lane spans keys or rows: along head_dim. (Elsewhere the
@@ -387,9 +388,9 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     // 40% slower decoding).
     const Tuple block_state(block.block_max(ii, s, it, g, b), block.block_sum(ii, s, it, g, b),
                             block.block_pv(e, ii, s, it, g, b));
-    if (block_is_seen(kb).defined()) {
+    if (const Expr seen_test = block_is_seen(kb); seen_test.defined()) {
       a.split_is_seen = Func("split_is_seen");
-      a.split_is_seen(kb, it, g, b) = block_is_seen(kb);
+      a.split_is_seen(kb, it, g, b) = seen_test;
       const Expr seen = a.split_is_seen(s, it, g, b);
       a.state(e, ii, it, s, g, b) = Tuple(select(seen, block_state[0], score_floor), select(seen, block_state[1], 0.0f),
                                           select(seen, block_state[2], 0.0f));
@@ -400,7 +401,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     const int first_merged = starts_from_first_block ? 1 : 0;
     a.key_blocks = RDom(first_merged, block_count - first_merged, "rk");
     const Expr kb_merged = a.key_blocks;
-    if (block_is_seen(kb_merged).defined()) a.key_blocks.where(block_is_seen(kb_merged));
+    if (const Expr seen_test = block_is_seen(kb_merged); seen_test.defined()) a.key_blocks.where(seen_test);
     if (starts_from_first_block) {
       const block_funcs& first = a.first_block;
       a.state(e, ii, it, s, g, b) = Tuple(first.block_max(ii, 0, it, g, b), first.block_sum(ii, 0, it, g, b),

@@ -202,9 +202,10 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
       f.score.update().reorder(key_in_block, a.ii).vectorize(key_in_block, lanes);
   }
   // Scores and weights of long blocks would take hundreds of KiB of stack: those are allocated on the
-  // heap once per tile (measured as fast), the rest on the stack (tiny shapes run thousands of tasks).
-  // (Not once per task: Halide cannot prove that one tile's slice serves every tile, since tiles split
-  // by an unproven size, and would allocate all of them: +64 MiB and 20% slower at L2048.)
+  // heap once per tile, or per split task when decoding (measured as fast), the rest on the stack
+  // (tiny shapes run thousands of tasks). (Not once per (kv head, batch) task: Halide cannot prove
+  // that one tile's slice serves every tile, since tiles split by an unproven size, and would
+  // allocate all of them: +64 MiB and 20% slower at L2048.)
   const int block_bytes = a.tiles.key_block * tile_rows * int(sizeof(float));
   for (Func block_local : {f.score, f.weight}) {
     if (block_bytes > largest_stack_block_bytes)

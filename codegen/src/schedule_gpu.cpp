@@ -110,6 +110,8 @@ void schedule_gpu(attention_algorithm& a) {
   const int v_dim = desc.effective_v_head_dim();
   const int features = features_per_thread(v_dim);
   if (a.tiles.split_per_block) throw std::logic_error("schedule_gpu: key splits are a CPU schedule");
+  if (a.first_block.score.defined())
+    throw std::logic_error("schedule_gpu: a state started from the first block is a CPU schedule");
   if (a.tiles.key_block < smallest_key_block || gpu_shared_memory_bytes(desc, a.tiles) > shared_memory_budget)
     throw std::logic_error("schedule_gpu: head dims " + std::to_string(desc.qk_head_dim) + "/" +
                            std::to_string(v_dim) + " leave no key block that fits in shared memory");
