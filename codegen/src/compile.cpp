@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "attngen/codegen/algorithm.hpp"
+#include "attngen/codegen/argument_checks.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
@@ -71,6 +72,15 @@ resolved_request resolve(const kernel_request& request) {
   return r;
 }
 
+// A scheduled pipeline's code, for the runtime to call (which validates the arguments first).
+Halide::Module runtime_called_module(const std::vector<Halide::Func>& outputs,
+                                     const std::vector<Halide::Argument>& arguments, const std::string& function,
+                                     const Halide::Target& target) {
+  Halide::Pipeline pipeline(outputs);
+  leave_argument_checks_to_runtime(pipeline);
+  return pipeline.compile_to_module(arguments, function, target);
+}
+
 // One variant's code for one CPU target. Each target gets its own schedule (vector widths differ).
 Halide::Module cpu_module(const resolved_request& r, kernel_variant variant, const std::string& function,
                           const Halide::Target& target) {
@@ -78,11 +88,11 @@ Halide::Module cpu_module(const resolved_request& r, kernel_variant variant, con
   if (r.module) {
     module_algorithm m = define_module(*r.module, tiles);
     schedule_module_cpu(m, target);
-    return Halide::Pipeline(m.outputs()).compile_to_module(m.arguments(), function, target);
+    return runtime_called_module(m.outputs(), m.arguments(), function, target);
   }
   attention_algorithm a = define_attention(r.op, tiles);
   schedule_cpu(a);
-  return Halide::Pipeline(a.outputs()).compile_to_module(a.arguments(), function, target);
+  return runtime_called_module(a.outputs(), a.arguments(), function, target);
 }
 
 // The code for GPU target n: one kernel for every shape.
@@ -90,11 +100,11 @@ Halide::Module gpu_module(const resolved_request& r, std::size_t n, const std::s
   if (r.module) {
     module_algorithm m = define_module(*r.module, gpu_blocking(r.op), /*bfloat16_as_bits=*/true);
     schedule_module_gpu(m);
-    return Halide::Pipeline(m.outputs()).compile_to_module(m.arguments(), function, r.gpu_targets[n]);
+    return runtime_called_module(m.outputs(), m.arguments(), function, r.gpu_targets[n]);
   }
   attention_algorithm a = define_attention(r.op, gpu_blocking(r.op), /*bfloat16_as_bits=*/true);
   schedule_gpu(a);
-  return Halide::Pipeline(a.outputs()).compile_to_module(a.arguments(), function, r.gpu_targets[n]);
+  return runtime_called_module(a.outputs(), a.arguments(), function, r.gpu_targets[n]);
 }
 
 // The members of a Unix archive and their sizes (the common format, GNU long names included).

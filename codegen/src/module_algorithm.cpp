@@ -102,6 +102,9 @@ attention_sources module_sources(module_algorithm& m) {
   src.v = m.values;
   src.query_length = m.query_length;
   src.key_length = m.key_length;
+  // The output projection's weight is E x E (checked by the runtime): a zero Halide cannot prove,
+  // present in every module, self-attention included.
+  src.unproven_zero = min(m.out_weight.dim(0).extent() - m.out_weight.dim(1).extent(), 0);
   src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? m.key_length - m.query_length : Expr(extra);
   src.causally_free_keys = extra;
 

@@ -82,6 +82,10 @@ struct attention_sources {
   Halide::Func k;  ///< (d, g, j, b)
   Halide::Func v;  ///< (e, g, j, b)
   Halide::Expr query_length, key_length;
+  /// Zero in every call, in a form Halide cannot prove zero: the difference of two extents that the
+  /// runtime checks equal and Halide's argument checks do not relate, clamped above at 0. Tile and
+  /// block sizes add it where a constant size would make loop partitioning copy loop bodies.
+  Halide::Expr unproven_zero;
   /// With causality, query i sees keys j <= i + causal_offset, and every key j < causally_free_keys.
   Halide::Expr causal_offset;
   Halide::Expr causally_free_keys = 0;
