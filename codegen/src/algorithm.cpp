@@ -275,6 +275,16 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     src.hidden(j, i, h, b) = desc.key_padding == padding_polarity::true_means_ignore ? flag : !flag;
   }
   attention_algorithm a = define_attention(desc, tiles, src);
+  // The description fixes the heads and head dims, and the runtime checks them: stated, every loop
+  // over them has a constant extent, without tail code for a partial vector or the guards that
+  // compute_with puts around the log-sum-exp's kv-head loop (GQA 32/8 D128 causal, AVX2, 4 variants:
+  // 2.4 s instead of 2.6 s of generation; with the log-sum-exp 3.9 s instead of 5.2 s).
+  const int heads = desc.num_heads, kv_heads = desc.effective_kv_heads();
+  const int qk_dim = desc.qk_head_dim, v_dim = desc.effective_v_head_dim();
+  q.dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, heads);
+  k.dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, kv_heads);
+  v.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, kv_heads);
+  a.output.output_buffer().dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, heads);
   a.q = q;
   a.k = k;
   a.v = v;
