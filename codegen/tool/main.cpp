@@ -46,7 +46,7 @@ generate
                     `cuda`, one with `opencl`) add code that calls with tensors on that device run.
                     Default: the portable set x86-64-linux-avx512_skylake-fma-f16c,
                     x86-64-linux-avx2-fma-f16c, x86-64-linux. `host` is refused. Appending
-                    `-disable_llvm_loop_opt` builds about 15% faster with smaller code that can
+                    `-disable_llvm_loop_opt` builds about 20% faster with smaller code that can
                     run a few percent slower.
   --namespace NS    C++ namespace of the wrapper struct
   --jobs N          parts generated at once, in child processes (default: the CPU's threads)
