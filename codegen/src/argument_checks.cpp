@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 8> checks_made_by_runtime = {
     "halide_error_bad_dimensions",           // and its rank
     "halide_error_buffer_extents_negative",  // shapes are validated against the description
     "halide_error_buffer_extents_too_large", // at most 2^31 elements spanned
-    "halide_error_constraint_violated",      // innermost stride 1; the log-sum-exp's extents
+    "halide_error_constraint_violated",      // innermost stride 1; extents the description fixes
     "halide_error_host_is_null",             // a null pointer only for a tensor with no elements
     "halide_error_device_dirty_with_no_device_support",  // device tensors are copied or run on device
 };
