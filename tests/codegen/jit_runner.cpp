@@ -4,6 +4,7 @@
 
 #include "Halide.h"
 #include "attngen/codegen/algorithm.hpp"
+#include "attngen/codegen/dead_branches.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
@@ -36,6 +37,7 @@ jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const
   impl_->algorithm = codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, impl_->target, variant));
   codegen::schedule_cpu(impl_->algorithm);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
+  codegen::drop_branches_loops_decide(impl_->pipeline);
   impl_->pipeline.compile_jit(impl_->target);
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "Halide.h"
+#include "attngen/codegen/dead_branches.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/targets.hpp"
@@ -42,6 +43,7 @@ jit_module::jit_module(const mha_desc& desc, kernel_variant variant) : impl_(std
       desc, codegen::cpu_variant_blocking(desc.attention_operator(), impl_->target, variant));
   codegen::schedule_module_cpu(impl_->algorithm, impl_->target);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
+  codegen::drop_branches_loops_decide(impl_->pipeline);
   impl_->pipeline.compile_jit(impl_->target);
 }
 
