@@ -7,10 +7,8 @@
 
 #include "Halide.h"
 #include "attngen/attention.hpp"
-#include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/argument_checks.hpp"
-#include "attngen/codegen/schedule_cpu.hpp"
-#include "attngen/codegen/variants.hpp"
+#include "codegen/lowered_kernel.hpp"
 
 using namespace attngen;
 using namespace attngen::codegen;
@@ -25,22 +23,18 @@ const std::set<std::string> checks_made_by_runtime = {
 
 // The Halide runtime functions that the lowered checks of a kernel report through.
 std::set<std::string> reported_errors(const attention_desc& desc, bool called_by_runtime) {
-  const Halide::Target target("x86-64-linux-avx2-fma-f16c-user_context-no_runtime-no_bounds_query");
-  attention_algorithm a = define_attention(desc, cpu_variant_blocking(desc, target, kernel_variant::general));
-  schedule_cpu(a);
-  Halide::Pipeline pipeline(a.outputs());
-  if (called_by_runtime) leave_argument_checks_to_runtime(pipeline);
-  const Halide::Module module = pipeline.compile_to_module(a.arguments(), "kernel", target);
-
-  struct check_collector : Halide::Internal::IRGraphVisitor {
+  const Halide::Module module = testing::lowered_general_kernel(desc, [&](Halide::Pipeline& pipeline) {
+    if (called_by_runtime) leave_argument_checks_to_runtime(pipeline);
+  });
+  struct check_collector : Halide::Internal::IRVisitor {
     std::set<std::string> reports;
-    using IRGraphVisitor::visit;
+    using IRVisitor::visit;
     void visit(const Halide::Internal::AssertStmt* check) override {
       if (const auto* report = check->message.as<Halide::Internal::Call>()) reports.insert(report->name);
-      IRGraphVisitor::visit(check);
+      IRVisitor::visit(check);
     }
   } collector;
-  for (const Halide::Internal::LoweredFunc& function : module.functions()) function.body.accept(&collector);
+  testing::visit_code(module, collector);
   return collector.reports;
 }
 

@@ -4,10 +4,8 @@
 
 #include "Halide.h"
 #include "attngen/attention.hpp"
-#include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/dead_branches.hpp"
-#include "attngen/codegen/schedule_cpu.hpp"
-#include "attngen/codegen/variants.hpp"
+#include "codegen/lowered_kernel.hpp"
 
 using namespace attngen;
 using namespace attngen::codegen;
@@ -17,13 +15,9 @@ namespace {
 // How many times the lowered code of the general variant computes the state (the tile body),
 // counting every copy.
 int state_computations(const attention_desc& desc, bool drop_decided_branches) {
-  const Halide::Target target("x86-64-linux-avx2-fma-f16c-user_context-no_runtime-no_bounds_query");
-  attention_algorithm a = define_attention(desc, cpu_variant_blocking(desc, target, kernel_variant::general));
-  schedule_cpu(a);
-  Halide::Pipeline pipeline(a.outputs());
-  if (drop_decided_branches) drop_branches_loops_decide(pipeline);
-  const Halide::Module module = pipeline.compile_to_module(a.arguments(), "kernel", target);
-
+  const Halide::Module module = testing::lowered_general_kernel(desc, [&](Halide::Pipeline& pipeline) {
+    if (drop_decided_branches) drop_branches_loops_decide(pipeline);
+  });
   struct producer_counter : Halide::Internal::IRVisitor {
     int states = 0;
     using IRVisitor::visit;
@@ -33,7 +27,7 @@ int state_computations(const attention_desc& desc, bool drop_decided_branches) {
       IRVisitor::visit(node);
     }
   } counter;
-  for (const Halide::Internal::LoweredFunc& function : module.functions()) function.body.accept(&counter);
+  testing::visit_code(module, counter);
   return counter.states;
 }
 
