@@ -4,7 +4,7 @@
 
 #include "Halide.h"
 #include "attngen/codegen/algorithm.hpp"
-#include "attngen/codegen/dead_branches.hpp"
+#include "attngen/codegen/kernel_pipeline.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
@@ -36,8 +36,7 @@ jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const
   impl_->target = target.empty() ? codegen::running_cpu_target() : codegen::parse_target(target);
   impl_->algorithm = codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, impl_->target, variant));
   codegen::schedule_cpu(impl_->algorithm);
-  impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
-  codegen::drop_branches_loops_decide(impl_->pipeline);
+  impl_->pipeline = codegen::kernel_pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);
 }
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "Halide.h"
-#include "attngen/codegen/dead_branches.hpp"
+#include "attngen/codegen/kernel_pipeline.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/targets.hpp"
@@ -42,8 +42,7 @@ jit_module::jit_module(const mha_desc& desc, kernel_variant variant) : impl_(std
   impl_->algorithm = codegen::define_module(
       desc, codegen::cpu_variant_blocking(desc.attention_operator(), impl_->target, variant));
   codegen::schedule_module_cpu(impl_->algorithm, impl_->target);
-  impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
-  codegen::drop_branches_loops_decide(impl_->pipeline);
+  impl_->pipeline = codegen::kernel_pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);
 }
 
