@@ -289,12 +289,6 @@ void schedule_cpu(attention_algorithm& a) {
     a.lse.reorder(m, iq, a.it, a.g, a.b);
     for (Func f : a.outputs()) f.parallel(a.g).parallel(a.b);
     a.lse.compute_with(a.output, a.it);
-    // The log-sum-exp's (B, H, Lq) are the output's: stated, so that the two stages' loop bounds are
-    // one expression and fewer of the guards compute_with puts around each stage split the loops.
-    OutputImageParam output = a.output.output_buffer(), lse = a.lse.output_buffer();
-    lse.dim(0).set_bounds(output.dim(2).min(), output.dim(2).extent());
-    lse.dim(1).set_bounds(output.dim(1).min(), output.dim(1).extent());
-    lse.dim(2).set_bounds(output.dim(3).min(), output.dim(3).extent());
   } else {
     a.output.fuse(a.g, a.b, gb)
         .split(gb, gbo, gb, tasks_per_parallel_task, TailStrategy::GuardWithIf)
