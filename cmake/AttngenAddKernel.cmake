@@ -27,8 +27,9 @@ header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const at
 
 1. A small program that includes ``<header>`` is compiled: ``attngen::validated<VARIABLE>()`` rejects an
    invalid description here, with a message naming the problem. Run, it writes the text form.
-2. The ``attngen`` generator compiles the text form for each target into one library per kernel
-   variant, ``<name>_halide_<variant>.a`` (shape-specific tilings the wrapper picks from per call).
+2. The ``attngen`` generator compiles the text form for each target into ``<name>_halide_cpu.a``
+   (the kernel's variants, shape-specific tilings the wrapper picks from per call, and a module's
+   projections) and one library per GPU API, ``<name>_halide_cuda.a`` and ``<name>_halide_opencl.a``.
 3. The typed wrapper ``<name>.cpp``, holding the C API's functions too, is compiled into ``<name>``.
 
 Calls with tensors on a GPU run that GPU's code (see ``attngen/runtime/gpu.hpp``): the CUDA target's
@@ -98,22 +99,18 @@ function(attngen_add_kernel name)
   if(ARG_NAMESPACE)
     set(namespace_arguments --namespace ${ARG_NAMESPACE})
   endif()
-  # One library per kernel variant (shape-specific tilings; see attngen/runtime/variants.hpp).
-  set(variant_libraries)
-  foreach(variant general short_keys single_query short_queries)
-    list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_${variant}.a)
-  endforeach()
-  # One library per GPU API.
+  # One library of CPU code (every variant, see attngen/runtime/variants.hpp), and one per GPU API.
+  set(halide_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_cpu.a)
   foreach(target IN LISTS ARG_GPU_TARGETS)
     if(target MATCHES "(^|-)cuda(-|$)")
-      list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_cuda.a)
+      list(APPEND halide_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_cuda.a)
     elseif(target MATCHES "(^|-)opencl(-|$)")
-      list(APPEND variant_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_opencl.a)
+      list(APPEND halide_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_opencl.a)
     else()
       message(FATAL_ERROR "attngen_add_kernel(${name}): GPU target ${target} names neither cuda nor opencl")
     endif()
   endforeach()
-  set(generated ${variant_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp
+  set(generated ${halide_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp
                 ${ARG_OUTPUT_DIRECTORY}/${name}.h)
   add_custom_command(
     OUTPUT ${generated}
@@ -130,5 +127,5 @@ function(attngen_add_kernel name)
   # (for FFI callers of the C API).
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIRECTORY}>)
-  target_link_libraries(${name} PUBLIC ${variant_libraries} attngen::runtime)
+  target_link_libraries(${name} PUBLIC ${halide_libraries} attngen::runtime)
 endfunction()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -32,7 +33,7 @@ Halide::Target kernel_target(Halide::Target t) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
+  std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + path);
 }
@@ -82,12 +83,31 @@ Halide::Module runtime_called_module(const std::vector<Halide::Func>& outputs,
   return pipeline.compile_to_module(arguments, function, target);
 }
 
-// One variant's code for one CPU target. Each target gets its own schedule (vector widths differ).
-Halide::Module cpu_module(const resolved_request& r, kernel_variant variant, const std::string& function,
+// One of a kernel's CPU parts: a variant (for a module, of its attention), or a module's part
+// that every variant shares.
+struct cpu_part {
+  kernel_variant variant = kernel_variant::general;
+  module_part shared = module_part::attention;  ///< module_part::attention: the variant
+  bool is_variant() const { return shared == module_part::attention; }
+  std::string name() const { return is_variant() ? name_of(variant) : name_of(shared); }
+};
+
+// The variants, then a module's shared parts.
+std::vector<cpu_part> cpu_parts(const resolved_request& r) {
+  std::vector<cpu_part> parts;
+  for (int v = 0; v < kernel_variant_count; ++v) parts.push_back({kernel_variant(v)});
+  if (r.module)
+    for (const module_part part : cpu_module_parts(*r.module))
+      if (part != module_part::attention) parts.push_back({kernel_variant::general, part});
+  return parts;
+}
+
+// One part's code for one CPU target. Each target gets its own schedule (vector widths differ).
+Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const std::string& function,
                           const Halide::Target& target) {
-  const blocking tiles = cpu_variant_blocking(r.op, target, variant);
+  const blocking tiles = cpu_variant_blocking(r.op, target, part.variant);
   if (r.module) {
-    module_algorithm m = define_module(*r.module, tiles);
+    module_algorithm m = define_module(*r.module, tiles, /*bfloat16_as_bits=*/false, part.shared);
     schedule_module_cpu(m, target);
     return runtime_called_module(m.outputs(), m.arguments(), function, target);
   }
@@ -108,12 +128,17 @@ Halide::Module gpu_module(const resolved_request& r, std::size_t n, const std::s
   return runtime_called_module(a.outputs(), a.arguments(), function, r.gpu_targets[n]);
 }
 
-// The members of a Unix archive and their sizes (the common format, GNU long names included).
-std::vector<std::pair<std::string, std::uint64_t>> archive_members(const std::string& path) {
+struct archive_member {
+  std::string name;
+  std::string bytes;
+};
+
+// The members of a Unix archive (the common format, GNU long names included).
+std::vector<archive_member> archive_members(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string magic(8, '\0');
   if (!in.read(magic.data(), 8) || magic != "!<arch>\n") throw std::runtime_error(path + " is not an archive");
-  std::vector<std::pair<std::string, std::uint64_t>> members;
+  std::vector<archive_member> members;
   std::string long_names;
   char header[60];
   while (in.read(header, 60)) {
@@ -131,7 +156,7 @@ std::vector<std::pair<std::string, std::uint64_t>> archive_members(const std::st
         name = long_names.substr(at, long_names.find('\n', at) - at);
       }
       if (!name.empty() && name.back() == '/') name.pop_back();
-      members.emplace_back(name, size);
+      members.push_back({name, std::move(body)});
     }
   }
   return members;
@@ -139,12 +164,37 @@ std::vector<std::pair<std::string, std::uint64_t>> archive_members(const std::st
 
 // Object bytes of `target` in a multi-target library (its members name the target), or all of a
 // library that holds one target.
-std::uint64_t object_bytes_for(const std::vector<std::pair<std::string, std::uint64_t>>& members,
-                               const Halide::Target& target, bool single_target_library) {
+std::uint64_t object_bytes_for(const std::vector<archive_member>& members, const Halide::Target& target,
+                               bool single_target_library) {
   std::uint64_t bytes = 0;
-  for (const auto& [name, size] : members)
-    if (single_target_library || name.find("-" + target.to_string() + ".o") != std::string::npos) bytes += size;
+  for (const auto& member : members)
+    if (single_target_library || member.name.find("-" + target.to_string() + ".o") != std::string::npos)
+      bytes += member.bytes.size();
   return bytes;
+}
+
+// The library a CPU part writes before finish_kernel merges it into <name>_halide_cpu.a.
+std::string part_library_path(const kernel_request& request, const std::string& function) {
+  return request.output_directory + "/" + function + ".a";
+}
+
+// One library of every CPU part's objects, so that apps link one CPU library per kernel whatever
+// its parts; the parts' libraries are removed.
+void merge_cpu_libraries(const kernel_request& request, const resolved_request& r) {
+  const std::filesystem::path objects = request.output_directory + "/" + request.name + "_halide_cpu.objects";
+  std::filesystem::remove_all(objects);
+  std::filesystem::create_directories(objects);
+  std::vector<std::string> object_files, part_libraries;
+  for (const cpu_part& part : cpu_parts(r)) {
+    part_libraries.push_back(part_library_path(request, halide_function_name(request.name, part.name())));
+    for (const archive_member& member : archive_members(part_libraries.back())) {
+      object_files.push_back((objects / member.name).string());
+      write_file(object_files.back(), member.bytes);
+    }
+  }
+  Halide::create_static_library(object_files, r.targets.front(), cpu_library_path(request));
+  std::filesystem::remove_all(objects);
+  for (const std::string& library : part_libraries) std::filesystem::remove(library);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -204,15 +254,17 @@ std::vector<std::string> inspection_paths(const kernel_request& request) {
 }
 
 int kernel_part_count(const kernel_request& request) {
-  return kernel_variant_count + int(resolve(request).gpu_apis.size());
+  const resolved_request r = resolve(request);
+  return int(cpu_parts(r).size() + r.gpu_apis.size());
 }
 
 std::vector<build_cost> compile_kernel_part(const kernel_request& request, int part) {
   const resolved_request r = resolve(request);
+  const std::vector<cpu_part> parts = cpu_parts(r);
   std::vector<build_cost> costs;
-  if (part >= kernel_variant_count) {
-    const std::size_t n = std::size_t(part - kernel_variant_count);
-    const std::string function = halide_gpu_function_name(request.name, r.gpu_apis.at(n));
+  if (part >= int(parts.size())) {
+    const std::size_t n = std::size_t(part) - parts.size();
+    const std::string function = halide_function_name(request.name, r.gpu_apis.at(n));
     const std::string prefix = request.output_directory + "/" + function;
     const auto start = std::chrono::steady_clock::now();
     const Halide::Module m = gpu_module(r, n, function);
@@ -222,36 +274,37 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
     if (wants(request, inspection::gpu_source)) write_gpu_source(request, r, m, n);
     return costs;
   }
-  // One static library per variant holding every CPU target, with run-time dispatch. Halide builds
-  // the targets one after the other, so each target's time runs from its start to the next one's.
-  const auto variant = static_cast<kernel_variant>(part);
-  const std::string function = halide_function_name(request.name, variant);
-  const std::string prefix = request.output_directory + "/" + function;
+  // One function holding every CPU target, with run-time dispatch. Halide builds the targets one
+  // after the other, so each target's time runs from its start to the next one's.
+  const cpu_part& cpu = parts.at(std::size_t(part));
+  const std::string function = halide_function_name(request.name, cpu.name());
+  const bool inspected = cpu.is_variant() && cpu.variant == kernel_variant::general;
   // Halide calls module_for once per target, in the order given.
   std::vector<std::chrono::steady_clock::time_point> starts;
   auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
     starts.push_back(std::chrono::steady_clock::now());
-    Halide::Module m = cpu_module(r, variant, fn_name, target);
-    if (variant == kernel_variant::general) write_cpu_inspections(request, r, m, starts.size() - 1);
+    Halide::Module m = cpu_module(r, cpu, fn_name, target);
+    if (inspected) write_cpu_inspections(request, r, m, starts.size() - 1);
     return m;
   };
+  const std::string library = part_library_path(request, function);
   Halide::compile_multitarget(function,
-                              {{Halide::OutputFileType::static_library, prefix + ".a"},
-                               {Halide::OutputFileType::c_header, prefix + ".h"}},
+                              {{Halide::OutputFileType::static_library, library},
+                               {Halide::OutputFileType::c_header, request.output_directory + "/" + function + ".h"}},
                               r.targets, {}, module_for);
   const auto end = std::chrono::steady_clock::now();
-  const auto members = archive_members(prefix + ".a");
+  const auto members = archive_members(library);
   for (std::size_t t = 0; t < r.targets.size() && t < starts.size(); ++t) {
     const auto finished = t + 1 < starts.size() ? starts[t + 1] : end;
-    costs.push_back({r.target_names[t], std::string(name_of(variant)),
-                     std::chrono::duration<double>(finished - starts[t]).count(),
+    costs.push_back({r.target_names[t], cpu.name(), std::chrono::duration<double>(finished - starts[t]).count(),
                      object_bytes_for(members, r.targets[t], r.targets.size() == 1)});
   }
   return costs;
 }
 
-void write_kernel_wrapper(const kernel_request& request) {
+void finish_kernel(const kernel_request& request) {
   const resolved_request r = resolve(request);
+  merge_cpu_libraries(request, r);
   // The variant rule needs the short_queries tiling's queries per tile, taken from the most capable
   // target (the others' lanes divide its lanes, so their tiles hold as many or fewer queries).
   const int short_queries_per_tile =
@@ -272,16 +325,16 @@ std::vector<build_cost> compile_kernel(const kernel_request& request) {
     const auto part_costs = compile_kernel_part(request, part);
     costs.insert(costs.end(), part_costs.begin(), part_costs.end());
   }
-  write_kernel_wrapper(request);
+  finish_kernel(request);
   return costs;
 }
 
-std::string halide_function_name(const std::string& kernel_name, kernel_variant variant) {
-  return kernel_name + "_halide_" + name_of(variant);
+std::string halide_function_name(const std::string& kernel_name, const std::string& part) {
+  return kernel_name + "_halide_" + part;
 }
 
-std::string halide_gpu_function_name(const std::string& kernel_name, const std::string& api) {
-  return kernel_name + "_halide_" + api;
+std::string cpu_library_path(const kernel_request& request) {
+  return request.output_directory + "/" + request.name + "_halide_cpu.a";
 }
 
 void compile_runtime(const Halide::Target& target, const std::string& library_path) {

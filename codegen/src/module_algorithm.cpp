@@ -75,36 +75,44 @@ int attn_mask_rank(attn_mask_shape shape) {
   return 0;
 }
 
+// Keys or values by head (d, g, j, b) from a projection's features (n, i, b): kernel key j < extra is
+// an appended key, bias_k / bias_v first (when present), then zeros.
+Func with_appended_keys(const module_algorithm& m, const std::string& name, const Func& projection,
+                        const ImageParam& bias) {
+  const int head_dim = m.desc.head_dim(), extra = m.desc.extra_keys();
+  Var d("d"), g("g");
+  const Var j = m.j, b = m.b;
+  Func f(name);
+  const Expr projected = projection(g * head_dim + d, max(j - extra, 0), b);
+  if (extra == 0) {
+    f(d, g, j, b) = projected;
+    return f;
+  }
+  const Expr appended = bias.defined() ? select(j == 0, as_float(m, bias(g * head_dim + d)), 0.0f) : Expr(0.0f);
+  f(d, g, j, b) = select(j < extra, appended, projected);
+  return f;
+}
+
 // The attention's sources: projected queries, keys and values, the masks on input keys (appended keys
 // are never masked), and dropout.
 attention_sources module_sources(module_algorithm& m) {
   const mha_desc& desc = m.desc;
   const int head_dim = desc.head_dim();
   const int extra = desc.extra_keys();
-  Var d("d"), g("g"), j = m.j, i = m.i, h = m.h, b = m.b;
+  Var d("d"), j = m.j, i = m.i, h = m.h, b = m.b;
   attention_sources src;
   src.q(d, h, i, b) = m.projected_q(h * head_dim + d, i, b);
 
-  // Kernel key j < extra is an appended key: bias_k / bias_v first (when present), then zeros.
-  auto with_appended = [&](Func& f, const std::string& name, const Func& projection, const ImageParam& bias) {
-    f = Func(name);
-    const Expr projected = projection(g * head_dim + d, max(j - extra, 0), b);
-    if (extra == 0) {
-      f(d, g, j, b) = projected;
-      return;
-    }
-    const Expr appended = bias.defined() ? select(j == 0, as_float(m, bias(g * head_dim + d)), 0.0f) : Expr(0.0f);
-    f(d, g, j, b) = select(j < extra, appended, projected);
-  };
-  with_appended(m.keys, "keys", m.projected_k, m.bias_k);
-  with_appended(m.values, "values", m.projected_v, m.bias_v);
   src.k = m.keys;
   src.v = m.values;
   src.query_length = m.query_length;
   src.key_length = m.key_length;
-  // The output projection's weight is E x E (checked by the runtime): a zero Halide cannot prove,
-  // present in every module, self-attention included.
-  src.unproven_zero = min(m.out_weight.dim(0).extent() - m.out_weight.dim(1).extent(), 0);
+  // A zero Halide cannot prove: whole, the output projection's weight is E x E (present in every
+  // module, self-attention included); in parts, keys and queries have one batch (both checked by
+  // the runtime).
+  src.unproven_zero = m.part == module_part::whole
+                          ? min(m.out_weight.dim(0).extent() - m.out_weight.dim(1).extent(), 0)
+                          : min(m.keys_input.dim(3).extent() - m.projected_q_input.dim(2).extent(), 0);
   src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? m.key_length - m.query_length : Expr(extra);
   src.causally_free_keys = extra;
 
@@ -134,45 +142,10 @@ attention_sources module_sources(module_algorithm& m) {
   return src;
 }
 
-}  // namespace
-
-Expr dropout_bits(Expr seed, Expr batch, Expr head, Expr query, Expr column, int heads) {
-  const Expr seed_low = cast<uint32_t>(seed);
-  const Expr seed_high = cast<uint32_t>(seed >> 32);
-  const Expr row = mix_bits(seed_low ^ mix_bits(seed_high ^ mix_bits(cast<uint32_t>(batch) * heads +
-                                                                      cast<uint32_t>(head))));
-  return mix_bits(mix_bits(row ^ cast<uint32_t>(query)) ^ mix_bits(cast<uint32_t>(column)));
-}
-
-std::vector<Argument> module_algorithm::arguments() const {
-  std::vector<Argument> args = {query};
-  if (!desc.self_attn) args.insert(args.end(), {key, value});
-  args.insert(args.end(), {q_weight, k_weight, v_weight});
-  if (desc.projection_bias) args.insert(args.end(), {q_bias, k_bias, v_bias});
-  if (desc.bias_kv) args.insert(args.end(), {bias_k, bias_v});
-  args.push_back(out_weight);
-  if (desc.projection_bias) args.push_back(out_bias);
-  if (desc.key_padding != mask_kind::none) args.push_back(key_padding);
-  if (desc.mask != mask_kind::none) args.push_back(mask);
-  if (desc.has_dropout()) args.insert(args.end(), {training, seed});
-  return args;
-}
-
-std::vector<Func> module_algorithm::outputs() const {
-  std::vector<Func> funcs = {output};
-  if (desc.weights != weights_output::none) funcs.push_back(weights);
-  return funcs;
-}
-
-module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits) {
-  module_algorithm m;
-  m.desc = desc;
-  m.bfloat16_as_bits = bfloat16_as_bits && desc.element_type == dtype::bf16;
-  const Type element = m.bfloat16_as_bits ? UInt(16) : halide_type_of(desc.element_type);
-  const int embed = desc.embed, kv_embed = desc.kv_embed(), head_dim = desc.head_dim();
-  const bool batch_first = desc.batch_major;
-  const Var c = m.c, n = m.n, i = m.i, j = m.j, h = m.h, b = m.b;
-
+// The module's input tensors (whole, in_projection): sequences, projection weights and biases, bias_k
+// and bias_v; their lengths.
+void define_module_inputs(module_algorithm& m, Type element) {
+  const mha_desc& desc = m.desc;
   m.query = ImageParam(element, 3, "query");
   if (!desc.self_attn) {
     m.key = ImageParam(element, 3, "key");
@@ -181,41 +154,51 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
   m.q_weight = ImageParam(element, 2, "q_weight");
   m.k_weight = ImageParam(element, 2, "k_weight");
   m.v_weight = ImageParam(element, 2, "v_weight");
-  m.out_weight = ImageParam(element, 2, "out_weight");
   if (desc.projection_bias) {
     m.q_bias = ImageParam(element, 1, "q_bias");
     m.k_bias = ImageParam(element, 1, "k_bias");
     m.v_bias = ImageParam(element, 1, "v_bias");
-    m.out_bias = ImageParam(element, 1, "out_bias");
   }
   if (desc.bias_kv) {
     m.bias_k = ImageParam(element, 1, "bias_k");
     m.bias_v = ImageParam(element, 1, "bias_v");
   }
+  const int sequence_dim = desc.batch_major ? 1 : 2;
+  m.query_length = m.query.dim(sequence_dim).extent();
+  m.input_key_length = desc.self_attn ? m.query_length : m.key.dim(sequence_dim).extent();
+  m.key_length = m.input_key_length + desc.extra_keys();
+}
+
+// The attention's masks (whole, attention, weights): key_padding and attn_mask.
+void define_mask_inputs(module_algorithm& m, Type element) {
+  const mha_desc& desc = m.desc;
   if (desc.key_padding != mask_kind::none)
     m.key_padding = ImageParam(desc.key_padding == mask_kind::boolean ? UInt(8) : element, 2, "key_padding");
   if (desc.mask != mask_kind::none)
     m.mask = ImageParam(desc.mask == mask_kind::boolean ? UInt(8) : element, attn_mask_rank(desc.mask_dims), "attn_mask");
+}
 
-  const int sequence_dim = batch_first ? 1 : 2;
-  m.query_length = m.query.dim(sequence_dim).extent();
-  m.input_key_length = desc.self_attn ? m.query_length : m.key.dim(sequence_dim).extent();
-  m.key_length = m.input_key_length + desc.extra_keys();
+// A weight or bias as a float Func (an undefined Func for an absent bias).
+Func float_vector(const module_algorithm& m, const ImageParam& p) {
+  Func f;
+  if (p.defined()) {
+    f = Func(p.name() + "_float");
+    f(m.n) = as_float(m, p(m.n));
+  }
+  return f;
+}
 
-  // Weights and biases as float Funcs (an undefined Func for an absent bias).
-  auto float_vector = [&](const ImageParam& p) {
-    Func f;
-    if (p.defined()) {
-      f = Func(p.name() + "_float");
-      f(n) = as_float(m, p(n));
-    }
-    return f;
-  };
-  auto float_matrix = [&](const ImageParam& p) {
-    Func f(p.name() + "_float");
-    f(c, n) = as_float(m, p(c, n));
-    return f;
-  };
+Func float_matrix(const module_algorithm& m, const ImageParam& p) {
+  Func f(p.name() + "_float");
+  f(m.c, m.n) = as_float(m, p(m.c, m.n));
+  return f;
+}
+
+// The input projections, from the module's inputs to projected_q/k/v, keys and values.
+void define_in_projection(module_algorithm& m) {
+  const mha_desc& desc = m.desc;
+  const int embed = desc.embed, kv_embed = desc.kv_embed();
+  const Var c = m.c, n = m.n, i = m.i, b = m.b;
   Func query_in("query_in");
   query_in(c, i, b) = sequence_at(m, m.query, c, i, b);
   m.projected_q = Func("projected_q");
@@ -241,90 +224,214 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
     Func key_in("key_in"), value_in("value_in");
     key_in(c, i, b) = sequence_at(m, m.key, c, i, b);
     value_in(c, i, b) = sequence_at(m, m.value, c, i, b);
-    m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, float_matrix(m.q_weight),
-                                   float_vector(m.q_bias), embed, embed, m);
-    m.k_projection = define_linear("k_projection", key_in, 1, m.input_key_length, float_matrix(m.k_weight),
-                                   float_vector(m.k_bias), desc.effective_kdim(), kv_embed, m);
-    m.v_projection = define_linear("v_projection", value_in, 1, m.input_key_length, float_matrix(m.v_weight),
-                                   float_vector(m.v_bias), desc.effective_vdim(), kv_embed, m);
+    m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, float_matrix(m, m.q_weight),
+                                   float_vector(m, m.q_bias), embed, embed, m);
+    m.k_projection = define_linear("k_projection", key_in, 1, m.input_key_length, float_matrix(m, m.k_weight),
+                                   float_vector(m, m.k_bias), desc.effective_kdim(), kv_embed, m);
+    m.v_projection = define_linear("v_projection", value_in, 1, m.input_key_length, float_matrix(m, m.v_weight),
+                                   float_vector(m, m.v_bias), desc.effective_vdim(), kv_embed, m);
     m.projected_q(n, i, b) = m.q_projection.result(n, i, b);
     m.projected_k(n, i, b) = m.k_projection.result(n, i, b);
     m.projected_v(n, i, b) = m.v_projection.result(n, i, b);
   }
+  m.keys = with_appended_keys(m, "keys", m.projected_k, m.bias_k);
+  m.values = with_appended_keys(m, "values", m.projected_v, m.bias_v);
+}
 
+// The attention and weights parts read the in_projection part's buffers.
+void define_projected_inputs(module_algorithm& m) {
+  m.projected_q_input = ImageParam(Float(32), 3, "projected_q");
+  m.keys_input = ImageParam(Float(32), 4, "keys");
+  m.projected_q = Func("projected_q");
+  m.projected_q(m.n, m.i, m.b) = m.projected_q_input(m.n, m.i, m.b);
+  Var d("d"), g("g");
+  m.keys = Func("keys");
+  m.keys(d, g, m.j, m.b) = m.keys_input(d, g, m.j, m.b);
+  m.values = Func("values");
+  if (m.part == module_part::attention) {
+    m.values_input = ImageParam(Float(32), 4, "values");
+    m.values(d, g, m.j, m.b) = m.values_input(d, g, m.j, m.b);
+  } else {
+    // The weights part defines the attention for its scores only: its result, which reads the
+    // values, is never computed there, so the part takes no values.
+    m.values(d, g, m.j, m.b) = 0.0f;
+  }
+  m.query_length = m.projected_q_input.dim(1).extent();
+  m.key_length = m.keys_input.dim(2).extent();
+  m.input_key_length = m.key_length - m.desc.extra_keys();
+}
+
+// The output projection of the attention's result (e, h, i, b), and the output in the module's layout.
+void define_out_projection(module_algorithm& m, Type element, const Func& attention_result) {
+  const mha_desc& desc = m.desc;
+  const Var n = m.n, i = m.i, b = m.b;
+  if (!m.out_weight.defined()) m.out_weight = ImageParam(element, 2, "out_weight");
+  if (desc.projection_bias) m.out_bias = ImageParam(element, 1, "out_bias");
+  // The attention's output (e, h, i, b) is the output projection's input, head by head.
+  m.out_projection = define_linear("out_projection", attention_result, desc.num_heads, m.query_length,
+                                   float_matrix(m, m.out_weight), float_vector(m, m.out_bias), desc.embed, desc.embed, m);
+  m.output = Func("output");
+  if (desc.batch_major)
+    m.output(n, i, b) = as_element(m, m.out_projection.result(n, i, b));
+  else
+    m.output(n, b, i) = as_element(m, m.out_projection.result(n, i, b));
+}
+
+// The weights output: every score of a row, softmax-normalised by the row itself.
+void define_weights(module_algorithm& m, const blocking& tiles) {
+  const mha_desc& desc = m.desc;
+  const Var i = m.i, j = m.j, h = m.h, b = m.b;
+  const attention_sources& src = m.attention.sources;
+  const int head_dim = desc.head_dim();
+  const int group = desc.num_heads / desc.effective_kv_heads();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  m.score_reduction = RDom(0, head_dim, "weights_rd");
+  Var d("d"), g("g");
+  m.keys_by_feature = Func("keys_by_feature");
+  // Rows of scores cover whole vectors of keys: those past the end read the last key (and score as
+  // masked).
+  m.keys_by_feature(j, d, g, b) = src.k(d, g, clamp(j, 0, m.key_length - 1), b);
+  m.score_dot = Func("score_dot");
+  m.score_dot(j, i, h, b) = 0.0f;
+  m.score_dot(j, i, h, b) += src.q(m.score_reduction, h, i, b) * m.keys_by_feature(j, m.score_reduction, h / group, b);
+  m.scores = Func("scores");
+  m.scores(j, i, h, b) = score_at(m.attention, m.score_dot(j, i, h, b) * scale, j, i, h, b);
+
+  // Column `column` of PyTorch's weights is kernel key `kernel_key`: input keys first there.
+  const int extra = desc.extra_keys();
+  const Var column = m.column;
+  // Clamped so that bounds inference, which takes both sides of the select, stays within the keys.
+  const Expr kernel_key =
+      extra == 0 ? Expr(column)
+                 : clamp(select(column < m.input_key_length, column + extra, column - m.input_key_length), 0,
+                         m.key_length - 1);
+  // Each row's softmax over its S' scores; masked scores weigh exactly 0 (a fully masked row is 0).
+  // Lane-parallel partial maxima and sums over whole vectors of keys (keys past S' score as masked),
+  // then across the lanes.
+  const int lanes = tiles.lanes;
+  m.weights_row_reduction = RDom(0, (m.key_length + lanes - 1) / lanes, "weights_rj");
+  m.weights_lane_reduction = RDom(0, lanes, "weights_rl");
+  const Var lane = m.lane;
+  const Expr score_j = m.scores(m.weights_row_reduction * lanes + lane, i, h, b);
+  m.row_max_lanes = Func("row_max_lanes");
+  m.row_max_lanes(lane, i, h, b) = masked_score_limit;
+  m.row_max_lanes(lane, i, h, b) = max(m.row_max_lanes(lane, i, h, b), score_j);
+  m.row_max = Func("row_max");
+  m.row_max(i, h, b) = masked_score_limit;
+  m.row_max(i, h, b) = max(m.row_max(i, h, b), m.row_max_lanes(m.weights_lane_reduction, i, h, b));
+  m.row_sum_lanes = Func("row_sum_lanes");
+  m.row_sum_lanes(lane, i, h, b) = 0.0f;
+  m.row_sum_lanes(lane, i, h, b) += select(score_j <= masked_score_limit, 0.0f, exp(score_j - m.row_max(i, h, b)));
+  m.row_sum = Func("row_sum");
+  m.row_sum(i, h, b) = 0.0f;
+  m.row_sum(i, h, b) += m.row_sum_lanes(m.weights_lane_reduction, i, h, b);
+  const Expr score = m.scores(kernel_key, i, h, b);
+  Expr weight = select(score <= masked_score_limit, 0.0f, exp(score - m.row_max(i, h, b)) / m.row_sum(i, h, b));
+  if (src.value_weight_factor.defined()) weight *= src.value_weight_factor(kernel_key, i, h, b);
+  m.head_weights = Func("head_weights");
+  m.head_weights(column, i, h, b) = weight;
+  m.weights = Func("weights");
+  if (desc.weights == weights_output::per_head) {
+    m.weights(column, i, h, b) = as_element(m, m.head_weights(column, i, h, b));
+  } else {
+    m.head_reduction = RDom(0, desc.num_heads, "weights_rh");
+    m.summed_weights = Func("summed_weights");
+    m.summed_weights(column, i, b) = 0.0f;
+    m.summed_weights(column, i, b) += m.head_weights(column, i, m.head_reduction, b);
+    m.weights(column, i, b) = as_element(m, m.summed_weights(column, i, b) / float(desc.num_heads));
+  }
+}
+
+}  // namespace
+
+Expr dropout_bits(Expr seed, Expr batch, Expr head, Expr query, Expr column, int heads) {
+  const Expr seed_low = cast<uint32_t>(seed);
+  const Expr seed_high = cast<uint32_t>(seed >> 32);
+  const Expr row = mix_bits(seed_low ^ mix_bits(seed_high ^ mix_bits(cast<uint32_t>(batch) * heads +
+                                                                      cast<uint32_t>(head))));
+  return mix_bits(mix_bits(row ^ cast<uint32_t>(query)) ^ mix_bits(cast<uint32_t>(column)));
+}
+
+std::vector<Argument> module_algorithm::arguments() const {
+  std::vector<Argument> args;
+  auto add = [&](const ImageParam& p) {
+    if (p.defined()) args.push_back(p);
+  };
+  for (const ImageParam* p : {&query, &key, &value, &q_weight, &k_weight, &v_weight, &q_bias, &k_bias, &v_bias,
+                              &bias_k, &bias_v, &projected_q_input, &keys_input, &values_input, &attention_input,
+                              &out_weight, &out_bias, &key_padding, &mask})
+    add(*p);
+  const bool takes_dropout = part == module_part::whole || part == module_part::attention || part == module_part::weights;
+  if (desc.has_dropout() && takes_dropout) args.insert(args.end(), {training, seed});
+  return args;
+}
+
+std::vector<Func> module_algorithm::outputs() const {
+  switch (part) {
+    case module_part::whole: break;
+    case module_part::in_projection: return {projected_q, keys, values};
+    case module_part::attention: return {attention.output};
+    case module_part::out_projection: return {output};
+    case module_part::weights: return {weights};
+  }
+  std::vector<Func> funcs = {output};
+  if (desc.weights != weights_output::none) funcs.push_back(weights);
+  return funcs;
+}
+
+module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits, module_part part) {
+  module_algorithm m;
+  m.desc = desc;
+  m.part = part;
+  m.bfloat16_as_bits = bfloat16_as_bits && desc.element_type == dtype::bf16;
+  const Type element = m.bfloat16_as_bits ? UInt(16) : halide_type_of(desc.element_type);
+  const bool whole = part == module_part::whole;
+
+  if (whole || part == module_part::in_projection) {
+    define_module_inputs(m, element);
+    define_in_projection(m);
+  } else if (part == module_part::attention || part == module_part::weights) {
+    define_projected_inputs(m);
+  }
+  if (part == module_part::in_projection) return m;
+
+  if (part == module_part::out_projection) {
+    // The attention's result (e, h, i, b) as the attention part wrote it.
+    m.attention_input = ImageParam(Float(32), 4, "attention");
+    m.query_length = m.attention_input.dim(2).extent();
+    Func attention_result("attention_result");
+    Var e("e");
+    attention_result(e, m.h, m.i, m.b) = m.attention_input(e, m.h, m.i, m.b);
+    define_out_projection(m, element, attention_result);
+    return m;
+  }
+
+  if (whole) m.out_weight = ImageParam(element, 2, "out_weight");  // its extents give the unproven zero
+  define_mask_inputs(m, element);
   // The attention's result stays float32 on its way to the output projection. The weights output
   // normalises its own rows (it computes every score of a row anyway).
   const attention_desc op = desc.attention_operator().element(dtype::f32);
   m.attention = define_attention(op, tiles, module_sources(m));
-
-  // The attention's output (e, h, i, b) is the output projection's input, head by head.
-  m.out_projection = define_linear("out_projection", m.attention.output, desc.num_heads, m.query_length,
-                                   float_matrix(m.out_weight), float_vector(m.out_bias), embed, embed, m);
-  m.output = Func("output");
-  if (batch_first)
-    m.output(n, i, b) = as_element(m, m.out_projection.result(n, i, b));
-  else
-    m.output(n, b, i) = as_element(m, m.out_projection.result(n, i, b));
-
-  if (desc.weights != weights_output::none) {
-    const attention_sources& src = m.attention.sources;
-    const int group = desc.num_heads / desc.effective_kv_heads();
-    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    m.score_reduction = RDom(0, head_dim, "weights_rd");
-    Var d("d"), g("g");
-    m.keys_by_feature = Func("keys_by_feature");
-    m.keys_by_feature(j, d, g, b) = src.k(d, g, j, b);
-    m.score_dot = Func("score_dot");
-    m.score_dot(j, i, h, b) = 0.0f;
-    m.score_dot(j, i, h, b) += src.q(m.score_reduction, h, i, b) * m.keys_by_feature(j, m.score_reduction, h / group, b);
-    m.scores = Func("scores");
-    m.scores(j, i, h, b) = score_at(m.attention, m.score_dot(j, i, h, b) * scale, j, i, h, b);
-
-    // Column `column` of PyTorch's weights is kernel key `kernel_key`: input keys first there.
-    const int extra = desc.extra_keys();
-    const Var column = m.column;
-    // Clamped so that bounds inference, which takes both sides of the select, stays within the keys.
-    const Expr kernel_key =
-        extra == 0 ? Expr(column)
-                   : clamp(select(column < m.input_key_length, column + extra, column - m.input_key_length), 0,
-                           m.key_length - 1);
-    // Each row's softmax over its S' scores; masked scores weigh exactly 0 (a fully masked row is 0).
-    // Lane-parallel partial maxima and sums over whole vectors of keys (keys past S' score as masked),
-    // then across the lanes.
-    const int lanes = tiles.lanes;
-    m.weights_row_reduction = RDom(0, (m.key_length + lanes - 1) / lanes, "weights_rj");
-    m.weights_lane_reduction = RDom(0, lanes, "weights_rl");
-    const Var lane = m.lane;
-    const Expr score_j = m.scores(m.weights_row_reduction * lanes + lane, i, h, b);
-    m.row_max_lanes = Func("row_max_lanes");
-    m.row_max_lanes(lane, i, h, b) = masked_score_limit;
-    m.row_max_lanes(lane, i, h, b) = max(m.row_max_lanes(lane, i, h, b), score_j);
-    m.row_max = Func("row_max");
-    m.row_max(i, h, b) = masked_score_limit;
-    m.row_max(i, h, b) = max(m.row_max(i, h, b), m.row_max_lanes(m.weights_lane_reduction, i, h, b));
-    m.row_sum_lanes = Func("row_sum_lanes");
-    m.row_sum_lanes(lane, i, h, b) = 0.0f;
-    m.row_sum_lanes(lane, i, h, b) += select(score_j <= masked_score_limit, 0.0f, exp(score_j - m.row_max(i, h, b)));
-    m.row_sum = Func("row_sum");
-    m.row_sum(i, h, b) = 0.0f;
-    m.row_sum(i, h, b) += m.row_sum_lanes(m.weights_lane_reduction, i, h, b);
-    const Expr score = m.scores(kernel_key, i, h, b);
-    Expr weight = select(score <= masked_score_limit, 0.0f, exp(score - m.row_max(i, h, b)) / m.row_sum(i, h, b));
-    if (src.value_weight_factor.defined()) weight *= src.value_weight_factor(kernel_key, i, h, b);
-    m.head_weights = Func("head_weights");
-    m.head_weights(column, i, h, b) = weight;
-    m.weights = Func("weights");
-    if (desc.weights == weights_output::per_head) {
-      m.weights(column, i, h, b) = as_element(m, m.head_weights(column, i, h, b));
-    } else {
-      m.head_reduction = RDom(0, desc.num_heads, "weights_rh");
-      m.summed_weights = Func("summed_weights");
-      m.summed_weights(column, i, b) = 0.0f;
-      m.summed_weights(column, i, b) += m.head_weights(column, i, m.head_reduction, b);
-      m.weights(column, i, b) = as_element(m, m.summed_weights(column, i, b) / float(desc.num_heads));
-    }
-  }
+  if (whole) define_out_projection(m, element, m.attention.output);
+  if (desc.weights != weights_output::none && part != module_part::attention) define_weights(m, tiles);
   return m;
+}
+
+std::vector<module_part> cpu_module_parts(const mha_desc& desc) {
+  std::vector<module_part> parts = {module_part::in_projection, module_part::attention, module_part::out_projection};
+  if (desc.weights != weights_output::none) parts.push_back(module_part::weights);
+  return parts;
+}
+
+const char* name_of(module_part part) {
+  switch (part) {
+    case module_part::whole: return "whole";
+    case module_part::in_projection: return "in_projection";
+    case module_part::attention: return "attention";
+    case module_part::out_projection: return "out_projection";
+    case module_part::weights: return "weights";
+  }
+  return "";
 }
 
 }  // namespace attngen::codegen

@@ -1,5 +1,7 @@
 #include "attngen/codegen/schedule_module.hpp"
 
+#include <stdexcept>
+
 #include "attngen/codegen/schedule_cpu.hpp"
 
 namespace attngen::codegen {
@@ -42,26 +44,17 @@ void schedule_linear(linear_funcs& f, const module_algorithm& m, int lanes) {
       .unroll(i);
 }
 
-}  // namespace
-
-void schedule_module_cpu(module_algorithm& m, const Target& target) {
-  const int lanes = target.natural_vector_size<float>();
-  std::vector<linear_funcs*> projections = {&m.out_projection};
-  if (m.desc.self_attn) projections.push_back(&m.qkv_projection);
-  else projections.insert(projections.end(), {&m.q_projection, &m.k_projection, &m.v_projection});
-  for (linear_funcs* f : projections) schedule_linear(*f, m, lanes);
+// The input projections, each into its own buffer, and the per-head keys and values from them.
+void schedule_in_projection(module_algorithm& m, int lanes) {
+  if (m.desc.self_attn) schedule_linear(m.qkv_projection, m, lanes);
+  else for (linear_funcs* f : {&m.q_projection, &m.k_projection, &m.v_projection}) schedule_linear(*f, m, lanes);
+  m.projected_q.compute_root().parallel(m.b).vectorize(m.n, lanes, TailStrategy::GuardWithIf);
   for (Func f : {m.keys, m.values})
     f.compute_root().parallel(f.args()[3]).vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
+}
 
-  schedule_cpu(m.attention);
-  m.attention.output.compute_root();
-
-  m.output.compute_root().parallel(m.output.args()[2]).vectorize(m.n, lanes, TailStrategy::GuardWithIf);
-  // Inference calls run a copy of the attention with dropout's test folded away.
-  if (m.desc.has_dropout()) m.attention.output.specialize(m.training);
-
-  if (m.desc.weights == weights_output::none) return;
-  // One query row at a time: its scores for every head (keys in vector lanes), then its weights.
+// One query row at a time: its scores for every head (keys in vector lanes), then its weights.
+void schedule_weights(module_algorithm& m, int lanes) {
   m.keys_by_feature.compute_root()
       .parallel(m.keys_by_feature.args()[3])
       .vectorize(m.keys_by_feature.args()[0], lanes, TailStrategy::GuardWithIf);
@@ -80,6 +73,32 @@ void schedule_module_cpu(module_algorithm& m, const Target& target) {
     m.summed_weights.update().reorder(m.column, m.head_reduction).vectorize(m.column, lanes, TailStrategy::GuardWithIf);
   }
   if (m.desc.has_dropout()) m.weights.specialize(m.training);
+}
+
+}  // namespace
+
+void schedule_module_cpu(module_algorithm& m, const Target& target) {
+  const int lanes = target.natural_vector_size<float>();
+  switch (m.part) {
+    case module_part::in_projection:
+      schedule_in_projection(m, lanes);
+      return;
+    case module_part::attention:
+      schedule_cpu(m.attention);
+      // Inference calls run a copy of the attention with dropout's test folded away.
+      if (m.desc.has_dropout()) m.attention.output.specialize(m.training);
+      return;
+    case module_part::out_projection:
+      schedule_linear(m.out_projection, m, lanes);
+      m.output.compute_root().parallel(m.output.args()[2]).vectorize(m.n, lanes, TailStrategy::GuardWithIf);
+      return;
+    case module_part::weights:
+      schedule_weights(m, lanes);
+      return;
+    case module_part::whole:
+      break;
+  }
+  throw std::invalid_argument("schedule_module_cpu: CPU code is scheduled part by part");
 }
 
 }  // namespace attngen::codegen

@@ -87,7 +87,7 @@ std::vector<codegen::build_cost> build_kernel(const codegen::kernel_request& req
   }
   while (!running.empty()) finish_oldest();
   if (!failure.empty()) throw std::runtime_error(failure);
-  codegen::write_kernel_wrapper(request);
+  codegen::finish_kernel(request);
   return costs;
 }
 

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <memory>
+#include <new>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -291,6 +293,77 @@ status entry_for(device_kind device, const kernel_entries<Entry>& entries, const
                     ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
 }
 
+// A dense float32 buffer between a module's parts, held for the call.
+class part_buffer {
+ public:
+  // Allocates `shape` (outermost first); `what` and `argument` name it and the argument whose sizes
+  // it takes in an error.
+  status allocate(std::initializer_list<std::int64_t> shape, const char* what, const char* argument) {
+    std::int64_t count = 1;
+    for (const std::int64_t extent : shape) count *= extent;
+    if (count > std::numeric_limits<std::int32_t>::max())
+      return status(error_code::too_large, std::string(argument) + ": the module's " + what + " would have " +
+                                               std::to_string(count) + " elements, past the kernel's 32-bit indexing");
+    data_.reset(new (std::nothrow) float[std::size_t(count)]);
+    if (!data_)
+      return status(error_code::kernel_failed, std::string(argument) + ": cannot allocate the module's " + what + " (" +
+                                                   std::to_string(count * 4) + " bytes)");
+    view = make_tensor(data_.get(), shape);
+    return {};
+  }
+  tensor_view view;
+
+ private:
+  std::unique_ptr<float[]> data_;
+};
+
+// Runs one part of a module's CPU code over `views` (outputs from `first_output` on); a Halide error
+// code.
+template <int N>
+int run_part(generated_module_entry part, call_context& context, gpu_call& host, const tensor_view* const (&views)[N],
+             int first_output, const mha_args& args) {
+  kernel_buffers<N> buffers;
+  // On the host, attaching only wraps the views: it cannot fail.
+  if (status s = buffers.attach(host, views, first_output, false); !s) return -1;
+  return part(&context, buffers.data(), args.training, args.seed);
+}
+
+// A host call of a module: its parts one after the other, over buffers allocated here.
+status run_module_parts(const mha_desc& desc, const mha_args& args, const module_cpu_parts& parts,
+                        const module_lengths& lengths) {
+  const std::int64_t heads = desc.num_heads, kv_heads = desc.effective_kv_heads(), head_dim = desc.head_dim();
+  const char* key_argument = desc.self_attn ? "query" : "key";
+  part_buffer projected_q, keys, values, attention;
+  if (status s = projected_q.allocate({lengths.batch, lengths.queries, desc.embed}, "projected queries", "query"); !s)
+    return s;
+  if (status s = keys.allocate({lengths.batch, lengths.keys, kv_heads, head_dim}, "projected keys", key_argument); !s)
+    return s;
+  if (status s = values.allocate({lengths.batch, lengths.keys, kv_heads, head_dim}, "projected values", key_argument); !s)
+    return s;
+  if (status s = attention.allocate({lengths.batch, lengths.queries, heads, head_dim}, "attention result", "query"); !s)
+    return s;
+
+  call_context context;
+  gpu_call host(context, device_kind::host);
+  const mha_weights& w = args.weights;
+  const tensor_view none;
+  const tensor_view* in_projection[] = {&args.query,    desc.self_attn ? &none : &args.key,
+                                        desc.self_attn ? &none : &args.value,
+                                        &w.q_weight,    &w.k_weight,      &w.v_weight,     &w.q_bias,
+                                        &w.k_bias,      &w.v_bias,        &w.bias_k,       &w.bias_v,
+                                        &projected_q.view, &keys.view,    &values.view};
+  const tensor_view* attend[] = {&projected_q.view, &keys.view, &values.view, &args.key_padding_mask,
+                                 &args.attn_mask, &attention.view};
+  const tensor_view* out_projection[] = {&attention.view, &w.out_weight, &w.out_bias, &args.output};
+  const tensor_view* weights[] = {&projected_q.view, &keys.view, &args.key_padding_mask, &args.attn_mask,
+                                  &args.attn_weights};
+  int result = run_part(parts.in_projection, context, host, in_projection, 11, args);
+  if (result == 0) result = run_part(parts.attention, context, host, attend, 5, args);
+  if (result == 0) result = run_part(parts.out_projection, context, host, out_projection, 3, args);
+  if (result == 0 && parts.weights != nullptr) result = run_part(parts.weights, context, host, weights, 4, args);
+  return finish_call(context, result);
+}
+
 }  // namespace
 
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries) {
@@ -328,8 +401,11 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries) {
   if (status s = validate(desc, args); !s) return s;
   const device_kind device = device_of_call(args.query, args.gpu);
-  generated_module_entry entry = nullptr;
-  if (status s = entry_for(device, entries, "query", entry); !s) return s;
+  generated_module_entry gpu_entry = nullptr;
+  if (device != device_kind::host) {
+    const kernel_entries<generated_module_entry> gpu_entries{nullptr, entries.cuda, entries.opencl};
+    if (status s = entry_for(device, gpu_entries, "query", gpu_entry); !s) return s;
+  }
   const module_lengths lengths = lengths_of(args, desc);
   if (lengths.batch == 0 || lengths.queries == 0) return {};
 
@@ -339,6 +415,7 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
     // No keys: every query is fully masked, its attention 0, its output the output projection's bias.
     return gpu.fill_rows(args.output, args.weights.out_bias);
   }
+  if (device == device_kind::host) return run_module_parts(desc, args, entries.cpu, lengths);
 
   const mha_weights& w = args.weights;
   // A self-attention kernel takes no key and value (validation has checked that any given are the query).
@@ -353,8 +430,8 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
   constexpr int first_output = int(std::size(views)) - 2;
   // Validation has checked that exactly the tensors the description takes are given, in this order.
   kernel_buffers<int(std::size(views))> buffers;
-  if (status s = buffers.attach(gpu, views, first_output, device != device_kind::host); !s) return s;
-  int result = entry(&context, buffers.data(), args.training, args.seed);
+  if (status s = buffers.attach(gpu, views, first_output, true); !s) return s;
+  int result = gpu_entry(&context, buffers.data(), args.training, args.seed);
   if (result == 0) result = gpu.copy_outputs_back();
   return finish_call(context, result);
 }

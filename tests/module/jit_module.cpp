@@ -31,31 +31,42 @@ Halide::Buffer<> to_buffer(Halide::Type type, const host_tensor& t) {
 
 }  // namespace
 
-struct jit_module::impl {
-  Halide::Target target;
+// One part of the module, compiled.
+struct jit_part {
   codegen::module_algorithm algorithm;
   Halide::Pipeline pipeline;
 };
 
+struct jit_module::impl {
+  Halide::Target target;
+  std::vector<jit_part> parts;  // in codegen::cpu_module_parts order
+};
+
 jit_module::jit_module(const mha_desc& desc, kernel_variant variant) : impl_(std::make_unique<impl>()) {
   impl_->target = codegen::running_cpu_target();
-  impl_->algorithm = codegen::define_module(
-      desc, codegen::cpu_variant_blocking(desc.attention_operator(), impl_->target, variant));
-  codegen::schedule_module_cpu(impl_->algorithm, impl_->target);
-  impl_->pipeline = codegen::kernel_pipeline(impl_->algorithm.outputs());
-  impl_->pipeline.compile_jit(impl_->target);
+  const codegen::blocking tiles = codegen::cpu_variant_blocking(desc.attention_operator(), impl_->target, variant);
+  for (const codegen::module_part part : codegen::cpu_module_parts(desc)) {
+    jit_part& p = impl_->parts.emplace_back();
+    p.algorithm = codegen::define_module(desc, tiles, /*bfloat16_as_bits=*/false, part);
+    codegen::schedule_module_cpu(p.algorithm, impl_->target);
+    p.pipeline = codegen::kernel_pipeline(p.algorithm.outputs());
+    p.pipeline.compile_jit(impl_->target);
+  }
 }
 
 jit_module::~jit_module() = default;
 
 module_result jit_module::run(const module_problem& p) {
-  auto& m = impl_->algorithm;
+  // The parts run one after the other as the runtime runs them, over float buffers made here.
+  auto& parts = impl_->parts;
+  auto& in = parts[0].algorithm;
   const Halide::Type element = codegen::halide_type_of(p.desc.element_type);
   const std::pair<const char*, Halide::ImageParam*> params[] = {
-      {"query", &m.query},       {"key", &m.key},           {"value", &m.value},   {"q_weight", &m.q_weight},
-      {"k_weight", &m.k_weight}, {"v_weight", &m.v_weight}, {"q_bias", &m.q_bias}, {"k_bias", &m.k_bias},
-      {"v_bias", &m.v_bias},     {"bias_k", &m.bias_k},     {"bias_v", &m.bias_v}, {"out_weight", &m.out_weight},
-      {"out_bias", &m.out_bias}, {"key_padding", &m.key_padding}, {"attn_mask", &m.mask}};
+      {"query", &in.query},       {"key", &in.key},           {"value", &in.value},   {"q_weight", &in.q_weight},
+      {"k_weight", &in.k_weight}, {"v_weight", &in.v_weight}, {"q_bias", &in.q_bias}, {"k_bias", &in.k_bias},
+      {"v_bias", &in.v_bias},     {"bias_k", &in.bias_k},     {"bias_v", &in.bias_v}, {"out_weight", &parts[2].algorithm.out_weight},
+      {"out_bias", &parts[2].algorithm.out_bias}, {"key_padding", &parts[1].algorithm.key_padding},
+      {"attn_mask", &parts[1].algorithm.mask}};
   for (const auto& [name, param] : params) {
     const auto found = p.inputs.find(name);
     if (!param->defined()) {
@@ -65,24 +76,44 @@ module_result jit_module::run(const module_problem& p) {
     if (found == p.inputs.end()) throw std::logic_error(std::string("problem lacks ") + name);
     param->set(to_buffer(param->type(), found->second));
   }
-  if (p.desc.has_dropout()) {
-    m.training.set(p.training);
-    m.seed.set(p.seed);
+  const mha_desc& d = p.desc;
+  const int keys = p.key_length + d.extra_keys(), kv_heads = d.effective_kv_heads(), head_dim = d.head_dim();
+  Halide::Buffer<float> projected_q(d.embed, p.query_length, p.batch);
+  Halide::Buffer<float> projected_k(head_dim, kv_heads, keys, p.batch), projected_v(head_dim, kv_heads, keys, p.batch);
+  Halide::Buffer<float> attention(head_dim, d.num_heads, p.query_length, p.batch);
+  parts[0].pipeline.realize(Halide::Realization({projected_q, projected_k, projected_v}), impl_->target);
+
+  auto& attend = parts[1].algorithm;
+  attend.projected_q_input.set(projected_q);
+  attend.keys_input.set(projected_k);
+  attend.values_input.set(projected_v);
+  if (d.has_dropout()) {
+    attend.training.set(p.training);
+    attend.seed.set(p.seed);
   }
-  const std::vector<int> output_shape = p.output_shape(), weights_shape = p.weights_shape();
-  std::vector<int> output_extents(output_shape.rbegin(), output_shape.rend());
-  Halide::Buffer<> output(element, output_extents);
-  std::vector<Halide::Buffer<>> outputs = {output};
-  Halide::Buffer<> weights;
-  if (p.desc.weights != weights_output::none) {
-    std::vector<int> extents(weights_shape.rbegin(), weights_shape.rend());
-    weights = Halide::Buffer<>(element, extents);
-    outputs.push_back(weights);
-  }
-  impl_->pipeline.realize(Halide::Realization(outputs), impl_->target);
+  parts[1].pipeline.realize(Halide::Realization({attention}), impl_->target);
+
+  const std::vector<int> output_shape = p.output_shape();
+  Halide::Buffer<> output(element, std::vector<int>(output_shape.rbegin(), output_shape.rend()));
+  parts[2].algorithm.attention_input.set(attention);
+  parts[2].pipeline.realize(Halide::Realization({output}), impl_->target);
+
   module_result r;
-  r.output = decode(p.desc.element_type, output.data(), output.number_of_elements());
-  if (weights.defined()) r.weights = decode(p.desc.element_type, weights.data(), weights.number_of_elements());
+  r.output = decode(d.element_type, output.data(), output.number_of_elements());
+  if (d.weights == weights_output::none) return r;
+  auto& weigh = parts[3].algorithm;
+  weigh.projected_q_input.set(projected_q);
+  weigh.keys_input.set(projected_k);
+  if (weigh.key_padding.defined()) weigh.key_padding.set(attend.key_padding.get());
+  if (weigh.mask.defined()) weigh.mask.set(attend.mask.get());
+  if (d.has_dropout()) {
+    weigh.training.set(p.training);
+    weigh.seed.set(p.seed);
+  }
+  const std::vector<int> weights_shape = p.weights_shape();
+  Halide::Buffer<> weights(element, std::vector<int>(weights_shape.rbegin(), weights_shape.rend()));
+  parts[3].pipeline.realize(Halide::Realization({weights}), impl_->target);
+  r.weights = decode(d.element_type, weights.data(), weights.number_of_elements());
   return r;
 }
 

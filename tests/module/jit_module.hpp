@@ -1,6 +1,6 @@
 #pragma once
-/// Runs a module description through Halide's JIT with the same algorithm and CPU schedule that the
-/// AOT generator uses.
+/// Runs a module description through Halide's JIT with the same algorithm, CPU schedule and parts
+/// that the AOT generator uses, the parts one after the other as the runtime runs them.
 
 #include <memory>
 #include <string>

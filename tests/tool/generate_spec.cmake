@@ -11,8 +11,7 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "generate failed:\n${err}")
 endif()
 foreach(kernel prefill windowed)
-  foreach(file ${kernel}.hpp ${kernel}.h ${kernel}.cpp ${kernel}_halide_general.a ${kernel}_halide_short_keys.a
-               ${kernel}_halide_single_query.a ${kernel}_halide_short_queries.a ${kernel}_halide_cuda.a
+  foreach(file ${kernel}.hpp ${kernel}.h ${kernel}.cpp ${kernel}_halide_cpu.a ${kernel}_halide_cuda.a
                ${kernel}_general-x86-64-linux.stmt.html ${kernel}_general-x86-64-linux-avx2-f16c-fma.s
                ${kernel}_cuda.ptx)
     if(NOT EXISTS ${OUTPUT_DIR}/${file})

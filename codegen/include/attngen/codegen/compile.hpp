@@ -1,8 +1,9 @@
 #pragma once
-/// Ahead-of-time compilation of a description into what an app links: a static library per kernel
-/// variant (each holding one kernel per target, with run-time dispatch when several are given), their
-/// C headers, and a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`, and `<name>.h` for C callers)
-/// that validates arguments through the runtime and picks the variant for the call's shape.
+/// Ahead-of-time compilation of a description into what an app links: one static library of CPU code
+/// (`<name>_halide_cpu.a`: every kernel variant, and a module's projections, each one function per
+/// target with run-time dispatch when several are given) and one per GPU API, their functions' C
+/// headers, and a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`, and `<name>.h` for C callers) that
+/// validates arguments through the runtime and picks the variant for the call's shape.
 
 #include <cstdint>
 #include <string>
@@ -39,20 +40,23 @@ struct kernel_request {
 /// What one part of a kernel cost for one target: generation time and object code size.
 struct build_cost {
   std::string target;  ///< the Halide target string given
-  std::string part;    ///< a kernel variant (general, short_keys, ...) or a GPU API (cuda, opencl)
+  std::string part;    ///< a kernel variant (general, short_keys, ...), a module's shared part
+                       ///< (in_projection, out_projection, weights) or a GPU API (cuda, opencl)
   double seconds = 0;  ///< lowering and code generation (with several CPU targets, each target's share)
   std::uint64_t object_bytes = 0;
 };
 
 /// A kernel is generated in parts, each writing its own files, so parts may run in parallel: one per
-/// kernel variant (<name>_halide_V.a and .h, holding every CPU target) and one per GPU API
-/// (<name>_halide_A.a and .h). Throws std::runtime_error on an invalid request.
+/// kernel variant (for a module, of its attention), one per part a module's variants share
+/// (codegen::cpu_module_parts), each writing <name>_halide_P.a and .h holding every CPU target; and
+/// one per GPU API (<name>_halide_A.a and .h). Throws std::runtime_error on an invalid request.
 int kernel_part_count(const kernel_request& request);
 /// Generates part `part` (0 <= part < kernel_part_count) and returns its costs per target. Throws
 /// std::runtime_error (or a Halide error) on failure.
 std::vector<build_cost> compile_kernel_part(const kernel_request& request, int part);
-/// Writes the wrapper <name>.hpp and <name>.cpp, and the C API header <name>.h.
-void write_kernel_wrapper(const kernel_request& request);
+/// After every part: merges the CPU parts' libraries into <name>_halide_cpu.a (removing them), and
+/// writes the wrapper <name>.hpp and <name>.cpp, and the C API header <name>.h.
+void finish_kernel(const kernel_request& request);
 
 /// Every part, one after the other, then the wrapper.
 std::vector<build_cost> compile_kernel(const kernel_request& request);
@@ -60,11 +64,12 @@ std::vector<build_cost> compile_kernel(const kernel_request& request);
 /// The files `request.inspections` make compile_kernel_part write, in the output directory.
 std::vector<std::string> inspection_paths(const kernel_request& request);
 
-/// The generated Halide function (and file stem) of one variant of a kernel.
-std::string halide_function_name(const std::string& kernel_name, kernel_variant variant);
+/// The generated Halide function (and header stem) of one part of a kernel: a variant, a module's
+/// shared part, or a GPU API ("cuda", "opencl").
+std::string halide_function_name(const std::string& kernel_name, const std::string& part);
 
-/// The generated Halide function (and file stem) of a kernel's code for a GPU API ("cuda", "opencl").
-std::string halide_gpu_function_name(const std::string& kernel_name, const std::string& api);
+/// The kernel's library of CPU code, written by finish_kernel.
+std::string cpu_library_path(const kernel_request& request);
 
 /// Writes a static library holding the Halide runtime for `target`, shared by all kernels of an app.
 void compile_runtime(const Halide::Target& target, const std::string& library_path);

@@ -2,6 +2,10 @@
 /// The multi-head attention module as Halide Funcs: input projections, the attention algorithm
 /// reading them, the output projection and the attention weights. No scheduling.
 ///
+/// A module is defined whole (one pipeline: GPU code) or as one of its parts (CPU code), pipelines
+/// that the runtime runs one after the other over float32 buffers it allocates. The parts let every
+/// kernel variant share one compiled copy of the projections (see module_part).
+///
 /// Halide dimension order is innermost first: a (B, L, E) tensor is indexed (c, i, b), an (L, B, E)
 /// one (c, b, i). Projections are computed batch-major, (feature, position, batch), whatever the
 /// inputs' layout. Keys appended by add_bias_kv and add_zero_attn are placed *before* the S projected
@@ -16,6 +20,17 @@
 
 namespace attngen::codegen {
 
+/// Which pipeline of a module a module_algorithm defines. Buffers between parts are float32, in
+/// Halide order (innermost first): projected queries (n, i, b), keys and values (d, g, j, b) with the
+/// appended keys first, and the attention's result (e, h, i, b).
+enum class module_part {
+  whole,           ///< inputs to outputs in one pipeline
+  in_projection,   ///< inputs to projected queries, keys and values
+  attention,       ///< projected queries, keys and values (and masks) to the attention's result
+  out_projection,  ///< the attention's result to the output
+  weights,         ///< projected queries and keys (and masks) to the weights output (need_weights)
+};
+
 /// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in).
 struct linear_funcs {
   Halide::Func weight_transposed;  ///< (n, c): W with outputs innermost, so outputs vectorise
@@ -27,6 +42,7 @@ struct linear_funcs {
 /// Every Func and parameter of one module kernel, so a schedule can reach them.
 struct module_algorithm {
   mha_desc desc;
+  module_part part = module_part::whole;
   /// bf16 tensors held as uint16 bits (GPU targets; see attention_sources::bfloat16_as_bits).
   bool bfloat16_as_bits = false;
 
@@ -41,6 +57,10 @@ struct module_algorithm {
   Halide::ImageParam mask;                               ///< attn_mask of the described shape; only with one
   Halide::Param<bool> training{"training"};              ///< only with dropout: apply it in this call
   Halide::Param<uint64_t> seed{"seed"};                  ///< only with dropout
+  /// Inputs of the parts after in_projection: projected queries (n, i, b), keys (d, g, j, b) and
+  /// values (e, g, j, b) of the attention and weights parts; the attention's result (e, h, i, b) of
+  /// the out_projection part.
+  Halide::ImageParam projected_q_input, keys_input, values_input, attention_input;
 
   // Outputs.
   Halide::Func output;   ///< (B, L, E) or (L, B, E)
@@ -65,15 +85,26 @@ struct module_algorithm {
 
   Halide::Expr query_length, input_key_length, key_length;  ///< L, S and S + extra keys
 
-  /// Arguments of the generated function, in order (see the member list above).
+  /// Arguments of the generated function, in order (see the member list above): the part's
+  /// inputs, then its scalars.
   std::vector<Halide::Argument> arguments() const;
-  /// Output Funcs, in order: output, [weights].
+  /// Output Funcs, in order: whole: output, [weights]; in_projection: projected_q, keys, values;
+  /// attention: attention.output; out_projection: output; weights: weights.
   std::vector<Halide::Func> outputs() const;
 };
 
-/// Defines the module for `desc` (which must be valid); its attention uses `tiles`. With
-/// `bfloat16_as_bits`, bf16 tensors are uint16 bit patterns.
-module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false);
+/// Defines `part` of the module for `desc` (which must be valid); its attention uses `tiles`. With
+/// `bfloat16_as_bits`, bf16 tensors are uint16 bit patterns. The weights part exists only with
+/// need_weights.
+module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false,
+                               module_part part = module_part::whole);
+
+/// The parts a module's CPU code runs in, in order: in_projection, attention, out_projection, and
+/// weights when the module outputs them.
+std::vector<module_part> cpu_module_parts(const mha_desc& desc);
+
+/// The part's name: in_projection, attention, out_projection, weights (whole: "whole").
+const char* name_of(module_part part);
 
 /// The dropout hash as Halide Exprs: the uint32 of attngen::dropout_bits for the same arguments.
 Halide::Expr dropout_bits(Halide::Expr seed, Halide::Expr batch, Halide::Expr head, Halide::Expr query,

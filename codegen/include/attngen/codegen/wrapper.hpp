@@ -17,14 +17,16 @@ struct wrapper_sources {
 
 /// The wrapper calls the variants' Halide functions (see halide_function_name) and picks one per call
 /// with attngen::choose_variant, given the short_queries tiling's queries per tile; `target_names` are
-/// recorded in the header. Calls on a GPU go to the functions of `gpu_apis` ("cuda", "opencl"; see
-/// halide_gpu_function_name), whose targets `gpu_target_names` are recorded too.
+/// recorded in the header. Calls on a GPU go to the functions of `gpu_apis` ("cuda", "opencl"), whose
+/// targets `gpu_target_names` are recorded too.
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
                              int short_queries_per_tile, const std::vector<std::string>& target_names,
                              const std::vector<std::string>& gpu_apis = {},
                              const std::vector<std::string>& gpu_target_names = {});
 
-/// The same for a module kernel: `run(const attngen::mha_args&)`.
+/// The same for a module kernel: `run(const attngen::mha_args&)`. On a CPU it runs the variant's
+/// attention between the parts every variant shares (codegen::cpu_module_parts); a GPU function is the
+/// whole module.
 wrapper_sources emit_module_wrapper(const std::string& name, const std::string& cpp_namespace, const mha_desc& desc,
                                     int short_queries_per_tile, const std::vector<std::string>& target_names,
                                     const std::vector<std::string>& gpu_apis = {},

@@ -30,14 +30,35 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 /// rejects those before a kernel runs).
 kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile);
 
-/// Calls a generated module function. `buffers` are query, key, value, q_weight, k_weight, v_weight,
-/// [q_bias, k_bias, v_bias], [bias_k, bias_v], out_weight, [out_bias], [key_padding_mask],
-/// [attn_mask], output, [attn_weights], as the description declares them; `training` and `seed` are
-/// passed on only by kernels with dropout.
+/// Calls a generated module function with `buffers`, passing `training` and `seed` on only when the
+/// function takes them (dropout). A GPU function is the whole module: its buffers are query, key,
+/// value, q_weight, k_weight, v_weight, [q_bias, k_bias, v_bias], [bias_k, bias_v], out_weight,
+/// [out_bias], [key_padding_mask], [attn_mask], output, [attn_weights], as the description declares
+/// them. CPU code comes in parts (module_cpu_parts).
 using generated_module_entry = int (*)(void* user_context, halide_buffer_t* const* buffers, bool training,
                                        std::uint64_t seed);
 
-using module_entries = kernel_entries<generated_module_entry>;
+/// A module's CPU code: parts run one after the other over float32 buffers the runtime allocates,
+/// projected queries (B, L, E), keys and values (B, S', KVH, D) with the appended keys first, and the
+/// attention's result (B, L, H, D).
+struct module_cpu_parts {
+  /// The call's variant: projected queries, keys, values, [key_padding_mask], [attn_mask]; result.
+  generated_module_entry attention = nullptr;
+  /// query, [key, value], the three projection weights, [their biases], [bias_k, bias_v]; projected
+  /// queries, keys, values.
+  generated_module_entry in_projection = nullptr;
+  /// The attention's result, out_weight, [out_bias]; output.
+  generated_module_entry out_projection = nullptr;
+  /// Projected queries, keys, [key_padding_mask], [attn_mask]; attn_weights. Null without need_weights.
+  generated_module_entry weights = nullptr;
+};
+
+/// A module's code for each place a call can run.
+struct module_entries {
+  module_cpu_parts cpu;
+  generated_module_entry cuda = nullptr;    ///< null when the kernel has no CUDA code
+  generated_module_entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
+};
 
 /// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp).
 status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries);
