@@ -31,10 +31,11 @@ usage:
   attngen help
 
 generate
-  Compiles each kernel described into DIR (created if missing): a static library and C header per
-  kernel variant, NAME_halide_VARIANT.a/.h (VARIANT: general, short_keys, single_query,
-  short_queries; the wrapper picks one per call from the shapes), one per GPU API
-  (NAME_halide_cuda.a, NAME_halide_opencl.a), the C++ wrapper NAME.hpp/NAME.cpp that validates a
+  Compiles each kernel described into DIR (created if missing): NAME_halide_cpu.a, the CPU code of
+  every kernel variant (general, short_keys, single_query, short_queries; the wrapper picks one per
+  call from the shapes) and of a module's parts its variants share (in_projection, out_projection,
+  weights), with a C header per function, NAME_halide_PART.h; a library per GPU API
+  (NAME_halide_cuda.a, NAME_halide_opencl.a); the C++ wrapper NAME.hpp/NAME.cpp that validates a
   call's tensors and runs it, and NAME.h, the same kernel for C and FFI callers (attngen/c_api.h).
   --spec FILE       a text description: `key = value` lines, `#` comments. Several kernels go in
                     `[name]` sections; a file without sections holds one kernel, named by --name.
@@ -50,7 +51,7 @@ generate
                     run a few percent slower.
   --namespace NS    C++ namespace of the wrapper struct
   --jobs N          parts generated at once, in child processes (default: the CPU's threads)
-  --stats           a table of generation time and object size per kernel, target and variant
+  --stats           a table of generation time and object size per kernel, target and part
   --emit WHAT       inspection outputs, also into DIR: stmt_html (Halide's lowered statement, per
                     CPU target), assembly (per CPU target), gpu_source (PTX for cuda, OpenCL C
                     for opencl); for the general variant; mlir (the MLIR export, as `attngen

@@ -1,0 +1,26 @@
+# Generates a module with statistics and checks its parts: the projections once per target, shared
+# by the four variants, and every part's code in one CPU library. GENERATOR, OUTPUT_DIR are given.
+file(REMOVE_RECURSE ${OUTPUT_DIR})
+execute_process(
+  COMMAND ${GENERATOR} generate --describe "kind = module; embed_dim = 32; heads = 4; need_weights = per_head"
+          --name encoder --output-dir ${OUTPUT_DIR} --stats --target x86-64-linux
+  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "generate failed:\n${err}")
+endif()
+foreach(part general short_keys single_query short_queries in_projection out_projection weights)
+  string(REGEX MATCHALL "encoder +x86-64-linux +${part} +[0-9.]+ +[0-9.]+" rows "${out}")
+  list(LENGTH rows count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "expected one statistics row for ${part}, got ${count}:\n${out}")
+  endif()
+  if(NOT EXISTS ${OUTPUT_DIR}/encoder_halide_${part}.h)
+    message(FATAL_ERROR "no header for ${part}")
+  endif()
+  if(EXISTS ${OUTPUT_DIR}/encoder_halide_${part}.a)
+    message(FATAL_ERROR "${part}'s own library was left beside encoder_halide_cpu.a")
+  endif()
+endforeach()
+if(NOT EXISTS ${OUTPUT_DIR}/encoder_halide_cpu.a)
+  message(FATAL_ERROR "generate did not write encoder_halide_cpu.a")
+endif()
