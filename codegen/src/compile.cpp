@@ -173,6 +173,11 @@ std::uint64_t object_bytes_for(const std::vector<archive_member>& members, const
   return bytes;
 }
 
+// The kernel's library of CPU code, written by finish_kernel.
+std::string cpu_library_path(const kernel_request& request) {
+  return request.output_directory + "/" + request.name + "_halide_cpu.a";
+}
+
 // The library a CPU part writes before finish_kernel merges it into <name>_halide_cpu.a.
 std::string part_library_path(const kernel_request& request, const std::string& function) {
   return request.output_directory + "/" + function + ".a";
@@ -331,10 +336,6 @@ std::vector<build_cost> compile_kernel(const kernel_request& request) {
 
 std::string halide_function_name(const std::string& kernel_name, const std::string& part) {
   return kernel_name + "_halide_" + part;
-}
-
-std::string cpu_library_path(const kernel_request& request) {
-  return request.output_directory + "/" + request.name + "_halide_cpu.a";
 }
 
 void compile_runtime(const Halide::Target& target, const std::string& library_path) {

@@ -354,13 +354,10 @@ Expr dropout_bits(Expr seed, Expr batch, Expr head, Expr query, Expr column, int
 
 std::vector<Argument> module_algorithm::arguments() const {
   std::vector<Argument> args;
-  auto add = [&](const ImageParam& p) {
-    if (p.defined()) args.push_back(p);
-  };
   for (const ImageParam* p : {&query, &key, &value, &q_weight, &k_weight, &v_weight, &q_bias, &k_bias, &v_bias,
                               &bias_k, &bias_v, &projected_q_input, &keys_input, &values_input, &attention_input,
                               &out_weight, &out_bias, &key_padding, &mask})
-    add(*p);
+    if (p->defined()) args.push_back(*p);
   const bool takes_dropout = part == module_part::whole || part == module_part::attention || part == module_part::weights;
   if (desc.has_dropout() && takes_dropout) args.insert(args.end(), {training, seed});
   return args;

@@ -156,12 +156,12 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       if (f.part == api) return "&" + call(f.part);
     return std::string("nullptr");
   };
-  // A module's CPU code is its variant's attention between the parts every variant shares.
+  // A module's CPU code is its variant's attention between the parts every variant shares, each
+  // named by its part (attngen::detail::module_cpu_parts).
   std::string cpu_entry = "variants[int(variant)]";
   if (kind.module) {
-    cpu_entry = "{" + cpu_entry;
-    for (const auto& f : kind.shared) cpu_entry += ", &" + call(f.part);
-    if (kind.shared.size() < 3) cpu_entry += ", nullptr";
+    cpu_entry = "{.attention = " + cpu_entry;
+    for (const auto& f : kind.shared) cpu_entry += ", ." + f.part + " = &" + call(f.part);
     cpu_entry += "}";
   }
   c << "  const " << kind.entries_type << " entries{" << cpu_entry << ", " << gpu_entry("cuda") << ", "

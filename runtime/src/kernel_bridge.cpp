@@ -293,6 +293,13 @@ status entry_for(device_kind device, const kernel_entries<Entry>& entries, const
                     ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
 }
 
+// The key or value tensor a module kernel takes: none with self-attention (validation has checked
+// that any given are the query).
+const tensor_view* module_input_view(const mha_desc& desc, const tensor_view& tensor) {
+  static const tensor_view none;
+  return desc.self_attn ? &none : &tensor;
+}
+
 // A dense float32 buffer between a module's parts, held for the call.
 class part_buffer {
  public:
@@ -330,7 +337,7 @@ int run_part(generated_module_entry part, call_context& context, gpu_call& host,
 
 // A host call of a module: its parts one after the other, over buffers allocated here.
 status run_module_parts(const mha_desc& desc, const mha_args& args, const module_cpu_parts& parts,
-                        const module_lengths& lengths) {
+                        const module_lengths& lengths, call_context& context, gpu_call& host) {
   const std::int64_t heads = desc.num_heads, kv_heads = desc.effective_kv_heads(), head_dim = desc.head_dim();
   const char* key_argument = desc.self_attn ? "query" : "key";
   part_buffer projected_q, keys, values, attention;
@@ -343,15 +350,11 @@ status run_module_parts(const mha_desc& desc, const mha_args& args, const module
   if (status s = attention.allocate({lengths.batch, lengths.queries, heads, head_dim}, "attention result", "query"); !s)
     return s;
 
-  call_context context;
-  gpu_call host(context, device_kind::host);
   const mha_weights& w = args.weights;
-  const tensor_view none;
-  const tensor_view* in_projection[] = {&args.query,    desc.self_attn ? &none : &args.key,
-                                        desc.self_attn ? &none : &args.value,
-                                        &w.q_weight,    &w.k_weight,      &w.v_weight,     &w.q_bias,
-                                        &w.k_bias,      &w.v_bias,        &w.bias_k,       &w.bias_v,
-                                        &projected_q.view, &keys.view,    &values.view};
+  const tensor_view* in_projection[] = {&args.query,  module_input_view(desc, args.key), module_input_view(desc, args.value),
+                                        &w.q_weight,  &w.k_weight,      &w.v_weight,     &w.q_bias,     &w.k_bias,
+                                        &w.v_bias,    &w.bias_k,        &w.bias_v,
+                                        &projected_q.view, &keys.view,  &values.view};
   const tensor_view* attend[] = {&projected_q.view, &keys.view, &values.view, &args.key_padding_mask,
                                  &args.attn_mask, &attention.view};
   const tensor_view* out_projection[] = {&attention.view, &w.out_weight, &w.out_bias, &args.output};
@@ -415,18 +418,13 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
     // No keys: every query is fully masked, its attention 0, its output the output projection's bias.
     return gpu.fill_rows(args.output, args.weights.out_bias);
   }
-  if (device == device_kind::host) return run_module_parts(desc, args, entries.cpu, lengths);
+  if (device == device_kind::host) return run_module_parts(desc, args, entries.cpu, lengths, context, gpu);
 
   const mha_weights& w = args.weights;
-  // A self-attention kernel takes no key and value (validation has checked that any given are the query).
-  const tensor_view none;
-  const tensor_view* key_view = desc.self_attn ? &none : &args.key;
-  const tensor_view* value_view = desc.self_attn ? &none : &args.value;
-  const tensor_view* views[] = {&args.query,      key_view,        value_view,     &w.q_weight,
-                                &w.k_weight,      &w.v_weight,     &w.q_bias,      &w.k_bias,
-                                &w.v_bias,        &w.bias_k,       &w.bias_v,      &w.out_weight,
-                                &w.out_bias,      &args.key_padding_mask, &args.attn_mask, &args.output,
-                                &args.attn_weights};
+  const tensor_view* views[] = {&args.query,  module_input_view(desc, args.key), module_input_view(desc, args.value),
+                                &w.q_weight,  &w.k_weight,      &w.v_weight,     &w.q_bias,      &w.k_bias,
+                                &w.v_bias,    &w.bias_k,        &w.bias_v,       &w.out_weight,  &w.out_bias,
+                                &args.key_padding_mask,         &args.attn_mask, &args.output,   &args.attn_weights};
   constexpr int first_output = int(std::size(views)) - 2;
   // Validation has checked that exactly the tensors the description takes are given, in this order.
   kernel_buffers<int(std::size(views))> buffers;

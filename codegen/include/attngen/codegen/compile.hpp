@@ -68,9 +68,6 @@ std::vector<std::string> inspection_paths(const kernel_request& request);
 /// shared part, or a GPU API ("cuda", "opencl").
 std::string halide_function_name(const std::string& kernel_name, const std::string& part);
 
-/// The kernel's library of CPU code, written by finish_kernel.
-std::string cpu_library_path(const kernel_request& request);
-
 /// Writes a static library holding the Halide runtime for `target`, shared by all kernels of an app.
 void compile_runtime(const Halide::Target& target, const std::string& library_path);
 

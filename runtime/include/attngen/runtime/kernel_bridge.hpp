@@ -40,7 +40,7 @@ using generated_module_entry = int (*)(void* user_context, halide_buffer_t* cons
 
 /// A module's CPU code: parts run one after the other over float32 buffers the runtime allocates,
 /// projected queries (B, L, E), keys and values (B, S', KVH, D) with the appended keys first, and the
-/// attention's result (B, L, H, D).
+/// attention's result (B, L, H, D). Members are named as codegen::name_of names the parts.
 struct module_cpu_parts {
   /// The call's variant: projected queries, keys, values, [key_padding_mask], [attn_mask]; result.
   generated_module_entry attention = nullptr;
