@@ -243,7 +243,7 @@ std::vector<Argument> attention_algorithm::arguments() const {
 
 std::vector<Func> attention_algorithm::outputs() const {
   std::vector<Func> funcs = {output};
-  if (desc.lse_output) funcs.push_back(lse);
+  if (lse.defined()) funcs.push_back(lse);
   return funcs;
 }
 
@@ -284,11 +284,13 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   q.dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, heads);
   k.dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, kv_heads);
   v.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, kv_heads);
-  const OutputImageParam output = a.output.output_buffer();
+  const OutputImageParam output = a.output.output_buffers()[0];
   output.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, heads);
-  // The log-sum-exp's (B, H, Lq) are the output's, so that where the two share loops their bounds are
-  // one expression and fewer of compute_with's guards split the loops.
-  if (desc.lse_output) {
+  // A log-sum-exp in the output has the output's extents (Halide ties a Tuple's buffers) and a
+  // feature dimension that steps nowhere. One of its own is given the output's (B, H, Lq), so that
+  // their bounds are one expression.
+  if (desc.lse_output && !a.lse.defined()) a.output.output_buffers()[1].dim(0).set_stride(0);
+  if (a.lse.defined()) {
     const OutputImageParam lse = a.lse.output_buffer();
     lse.dim(0).set_bounds(output.dim(2).min(), output.dim(2).extent());
     lse.dim(1).set_bounds(0, heads);
@@ -471,15 +473,21 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   const Expr row_of = (i % tile_queries) * group + h % group;
   a.output = Func("output");
   const Expr normalized_output = a.normalized(e, row_of, i / tile_queries, h / group, b);
-  a.output(e, h, i, b) =
+  const Expr output_value =
       a.sources.bfloat16_as_bits ? bfloat16_bits_of(normalized_output) : cast(element, normalized_output);
-
-  if (desc.lse_output) {
-    const Expr row_sum = a.merged(0, row_of, i / tile_queries, h / group, b)[0];
-    const Expr row_max = a.merged_max(row_of, i / tile_queries, h / group, b);
+  if (!desc.lse_output) {
+    a.output(e, h, i, b) = output_value;
+    return a;
+  }
+  const Expr row_sum = a.merged(0, row_of, i / tile_queries, h / group, b)[0];
+  const Expr row_max = a.merged_max(row_of, i / tile_queries, h / group, b);
+  const Expr log_sum_exp = select(row_sum == 0.0f, negative_infinity(), is_nan(row_sum), row_sum, row_max + log(row_sum));
+  if (tiles.lse_in_output) {
+    a.output(e, h, i, b) = Tuple(output_value, log_sum_exp);
+  } else {
+    a.output(e, h, i, b) = output_value;
     a.lse = Func("lse");
-    a.lse(i, h, b) = select(row_sum == 0.0f, negative_infinity(),
-                            is_nan(row_sum), row_sum, row_max + log(row_sum));
+    a.lse(i, h, b) = log_sum_exp;
   }
   return a;
 }

@@ -9,7 +9,6 @@
 
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/argument_checks.hpp"
-#include "attngen/codegen/kernel_pipeline.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
@@ -78,7 +77,7 @@ resolved_request resolve(const kernel_request& request) {
 Halide::Module runtime_called_module(const std::vector<Halide::Func>& outputs,
                                      const std::vector<Halide::Argument>& arguments, const std::string& function,
                                      const Halide::Target& target) {
-  Halide::Pipeline pipeline = kernel_pipeline(outputs);
+  Halide::Pipeline pipeline(outputs);
   leave_argument_checks_to_runtime(pipeline);
   return pipeline.compile_to_module(arguments, function, target);
 }

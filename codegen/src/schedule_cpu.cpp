@@ -252,6 +252,7 @@ blocking cpu_blocking(const attention_desc& desc, const Target& target) {
   tiles.queries_per_tile = std::max(1, 16 / group);
   while ((tiles.queries_per_tile * group) % 4 != 0 && tiles.queries_per_tile * group < 16) ++tiles.queries_per_tile;
   tiles.qk_key_group = qk_register_tile_keys(desc, tiles);
+  tiles.lse_in_output = true;
   return tiles;
 }
 
@@ -267,6 +268,7 @@ void schedule_cpu(attention_algorithm& a) {
   // Split states are computed outside the (kv head, batch) tasks, where no staged K could live.
   if (split_keys && a.tiles.qk != qk_layout::along_head_dim)
     throw std::logic_error("schedule_cpu: key splits need q.k along head_dim");
+  if (a.lse.defined()) throw std::logic_error("schedule_cpu: the log-sum-exp must be the output's second value");
   Var gb("gb"), gbo("gbo"), sgb("sgb"), m("m"), iq("iq"), io("io"), iv("iv"), eo("eo"), ev("ev");
 
   // One task per (kv head, batch): the group's heads share each K/V block. Heads split exactly into
@@ -278,23 +280,14 @@ void schedule_cpu(attention_algorithm& a) {
   // Query tiles split by a factor Halide cannot prove constant: with a constant one, loop partitioning
   // copies the whole tile body to give the last, partial tile its own (twice the code, for a guard
   // that costs one compare per row).
-  for (Func f : a.outputs())
-    f.split(a.h, a.g, m, group, TailStrategy::RoundUp)
-        .split(a.i, a.it, iq, a.tile_queries_unproven, TailStrategy::GuardWithIf);
-  a.output.reorder(a.e, m, iq, a.it, a.g, a.b).vectorize(a.e, v_lanes);
-  if (a.desc.lse_output) {
-    // The log-sum-exp shares the output's loop nest, so the state computed per tile serves both. Its
-    // (kv head, batch) loops stay apart: fused, Halide bounds each tile's state over every kv head
-    // (measured 6-8x slower at B4 H8 D32 L77).
-    a.lse.reorder(m, iq, a.it, a.g, a.b);
-    for (Func f : a.outputs()) f.parallel(a.g).parallel(a.b);
-    a.lse.compute_with(a.output, a.it);
-  } else {
-    a.output.fuse(a.g, a.b, gb)
-        .split(gb, gbo, gb, tasks_per_parallel_task, TailStrategy::GuardWithIf)
-        .parallel(gbo);
-  }
-  const LoopLevel task(a.output, a.desc.lse_output ? a.g : gb);
+  a.output.split(a.h, a.g, m, group, TailStrategy::RoundUp)
+      .split(a.i, a.it, iq, a.tile_queries_unproven, TailStrategy::GuardWithIf)
+      .reorder(a.e, m, iq, a.it, a.g, a.b)
+      .vectorize(a.e, v_lanes)
+      .fuse(a.g, a.b, gb)
+      .split(gb, gbo, gb, tasks_per_parallel_task, TailStrategy::GuardWithIf)
+      .parallel(gbo);
+  const LoopLevel task(a.output, gb);
   const LoopLevel tile(a.output, a.it);
 
   // One tile's queries; with key splits, every tile's at once (decoding: a few queries), since both

@@ -1,5 +1,6 @@
 #include "attngen/runtime/kernel_bridge.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -367,6 +368,19 @@ status run_module_parts(const mha_desc& desc, const mha_args& args, const module
   return finish_call(context, result);
 }
 
+// A CPU kernel writes the log-sum-exp as its output's second value (codegen's
+// blocking::lse_in_output): the (B, H, Lq) tensor seen with the output's dimensions, (B, Lq, H, Dv),
+// the feature dimension stepping nowhere. GPU kernels take the tensor as it is.
+tensor_view lse_beside_output(const tensor_view& lse, std::int64_t value_head_dim) {
+  tensor_view view = lse;
+  view.rank = 4;
+  const std::int64_t shape[] = {lse.shape[0], lse.shape[2], lse.shape[1], value_head_dim};
+  const std::int64_t strides[] = {lse.strides[0], lse.strides[2], lse.strides[1], 0};
+  std::copy(std::begin(shape), std::end(shape), view.shape);
+  std::copy(std::begin(strides), std::end(strides), view.strides);
+  return view;
+}
+
 }  // namespace
 
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries) {
@@ -381,9 +395,12 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   const tensor_view scalars = desc.captures.scalar_count == 0
                                   ? tensor_view{}
                                   : make_tensor(args.scalars, {std::int64_t(desc.captures.scalar_count)});
+  const tensor_view lse = desc.lse_output && device == device_kind::host
+                              ? lse_beside_output(args.lse, desc.effective_v_head_dim())
+                              : args.lse;
   const tensor_view* views[] = {&args.q,           &args.k,           &args.v,           &args.mask,
                                 &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
-                                &args.captures[3], &scalars,          &args.output,      &args.lse};
+                                &args.captures[3], &scalars,          &args.output,      &lse};
   constexpr int first_output = int(std::size(views)) - 2;
   call_context context = context_for(device, args.gpu);
   gpu_call gpu(context, device);

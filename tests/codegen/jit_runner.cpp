@@ -4,7 +4,6 @@
 
 #include "Halide.h"
 #include "attngen/codegen/algorithm.hpp"
-#include "attngen/codegen/kernel_pipeline.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
@@ -36,7 +35,7 @@ jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const
   impl_->target = target.empty() ? codegen::running_cpu_target() : codegen::parse_target(target);
   impl_->algorithm = codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, impl_->target, variant));
   codegen::schedule_cpu(impl_->algorithm);
-  impl_->pipeline = codegen::kernel_pipeline(impl_->algorithm.outputs());
+  impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);
 }
 
@@ -74,12 +73,16 @@ jit_result jit_kernel::run(const attention_problem& p) {
   }
   Halide::Buffer<> output(codegen::halide_type_of(element), {Dv, H, Lq, B});
   std::vector<Halide::Buffer<>> outputs = {output};
-  Halide::Buffer<float> lse(Lq, H, B);
+  // The (B, H, Lq) log-sum-exp as the CPU kernel writes it: with the output's dimensions, the
+  // feature dimension stepping nowhere (as the runtime passes it).
+  std::vector<float> lse_values(std::size_t(B) * H * Lq);
+  const halide_dimension_t lse_dims[] = {{0, Dv, 0}, {0, H, Lq}, {0, Lq, 1}, {0, B, H * Lq}};
+  Halide::Buffer<float> lse(lse_values.data(), 4, lse_dims);
   if (d.lse_output) outputs.push_back(lse);
   impl_->pipeline.realize(Halide::Realization(outputs), impl_->target);
   jit_result r;
   r.output = decode(element, output.data(), output.number_of_elements());
-  if (d.lse_output) r.lse = decode(dtype::f32, lse.data(), lse.number_of_elements());
+  if (d.lse_output) r.lse = lse_values;
   return r;
 }
 

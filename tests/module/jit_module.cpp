@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "Halide.h"
-#include "attngen/codegen/kernel_pipeline.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/targets.hpp"
@@ -49,7 +48,7 @@ jit_module::jit_module(const mha_desc& desc, kernel_variant variant) : impl_(std
     jit_part& p = impl_->parts.emplace_back();
     p.algorithm = codegen::define_module(desc, tiles, /*bfloat16_as_bits=*/false, part);
     codegen::schedule_module_cpu(p.algorithm, impl_->target);
-    p.pipeline = codegen::kernel_pipeline(p.algorithm.outputs());
+    p.pipeline = Halide::Pipeline(p.algorithm.outputs());
     p.pipeline.compile_jit(impl_->target);
   }
 }

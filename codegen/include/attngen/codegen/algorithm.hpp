@@ -54,6 +54,12 @@ struct blocking {
   /// generation time: for tiles of few keys, whose merges cost as much as their products. Ignored
   /// with split_per_block or a mask modifier (which may hide the first block).
   bool first_block_starts_state = false;
+  /// The log-sum-exp is the output Func's second value, stored through a buffer whose feature
+  /// dimension has stride 0 (see attention_algorithm::output), rather than a Func of its own. An
+  /// output of its own shares the tile's state only through `compute_with`, whose guards make loop
+  /// partitioning copy the tile body: a fifth of the generation time of a CPU kernel. GPU kernels
+  /// compute the state once for both outputs, so there the log-sum-exp is its own Func.
+  bool lse_in_output = false;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -120,8 +126,11 @@ struct attention_algorithm {
   attention_sources sources;
 
   // Outputs.
-  Halide::Func output;  ///< (B, Lq, H, Dv)
-  Halide::Func lse;     ///< (B, H, Lq) float32; defined only if desc.lse_output
+  /// (e, h, i, b) over (B, Lq, H, Dv). With tiles.lse_in_output and desc.lse_output, a Tuple whose
+  /// second value is row (i, h, b)'s log-sum-exp: its buffer is the (B, H, Lq) tensor seen as (B, Lq,
+  /// H, Dv) with stride 0 over Dv, so each row's Dv writes land on its one element.
+  Halide::Func output;
+  Halide::Func lse;     ///< (i, h, b) over (B, H, Lq) float32; defined only if desc.lse_output and not in the output
 
   // Pure variables: e (v feature), d (qk feature), j (key within block), ii (row within tile),
   // kb (key block), it (query tile), s (key split), g (kv head), i (query), h (query head), b (batch), lane.
@@ -163,7 +172,7 @@ struct attention_algorithm {
 
   /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures].
   std::vector<Halide::Argument> arguments() const;
-  /// Output Funcs, in order: output, [lse].
+  /// Output Funcs, in order: output, [lse] (the log-sum-exp when not the output's second value).
   std::vector<Halide::Func> outputs() const;
 };
 
