@@ -293,7 +293,9 @@ void define_weights(module_algorithm& m, const blocking& tiles) {
   m.keys_by_feature(j, d, g, b) = src.k(d, g, clamp(j, 0, m.key_length - 1), b);
   m.score_dot = Func("score_dot");
   m.score_dot(j, i, h, b) = 0.0f;
-  m.score_dot(j, i, h, b) += src.q(m.score_reduction, h, i, b) * m.keys_by_feature(j, m.score_reduction, h / group, b);
+  // Rows past the last are read clamped (the schedule computes whole tiles of rows).
+  const Expr row = clamp(i, 0, m.query_length - 1);
+  m.score_dot(j, i, h, b) += src.q(m.score_reduction, h, row, b) * m.keys_by_feature(j, m.score_reduction, h / group, b);
   m.scores = Func("scores");
   m.scores(j, i, h, b) = score_at(m.attention, m.score_dot(j, i, h, b) * scale, j, i, h, b);
 

@@ -53,24 +53,36 @@ void schedule_in_projection(module_algorithm& m, int lanes) {
     f.compute_root().parallel(f.args()[3]).vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
 }
 
-// One query row at a time: its scores for every head (keys in vector lanes), then its weights.
+// Tiles of query rows per task, so one sequence uses every thread. A tile's scores are computed for
+// every head in register tiles of its rows x one vector of keys, each key vector loaded once for all
+// the rows; then each row's softmax and weights. Stages cover whole vectors of keys (keys past the
+// end are clamped reads that score as masked), so they need no tail code.
 void schedule_weights(module_algorithm& m, int lanes) {
+  const int tile_rows = 8;
   m.keys_by_feature.compute_root()
       .parallel(m.keys_by_feature.args()[3])
-      .vectorize(m.keys_by_feature.args()[0], lanes, TailStrategy::GuardWithIf);
-  m.weights.parallel(m.weights.args().back()).vectorize(m.column, lanes, TailStrategy::GuardWithIf);
-  m.score_dot.compute_at(m.weights, m.i).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
-  m.scores.compute_at(m.weights, m.i).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
+      .vectorize(m.keys_by_feature.args()[0], lanes, TailStrategy::RoundUp);
+  Var io("io"), ii("ii"), task("task"), jo("jo"), ji("ji");
+  m.weights.split(m.i, io, ii, tile_rows, TailStrategy::GuardWithIf);
+  if (m.desc.weights == weights_output::per_head) m.weights.reorder(m.column, ii, m.h, io, m.b);
+  m.weights.fuse(io, m.b, task).parallel(task).vectorize(m.column, lanes, TailStrategy::GuardWithIf);
+  m.scores.compute_at(m.weights, task)
+      .bound_extent(m.i, tile_rows)
+      .split(m.j, jo, ji, lanes, TailStrategy::RoundUp)
+      .reorder(ji, m.i, jo, m.h, m.b)
+      .vectorize(ji)
+      .unroll(m.i);
+  m.score_dot.compute_at(m.scores, jo).bound_extent(m.j, lanes).vectorize(m.j).unroll(m.i);
+  m.score_dot.update().reorder(m.j, m.i, m.score_reduction).vectorize(m.j).unroll(m.i);
   for (Func f : {m.row_max_lanes, m.row_sum_lanes}) {
-    f.compute_at(m.weights, m.i).vectorize(m.lane);
+    f.compute_at(m.weights, ii).vectorize(m.lane);
     f.update().vectorize(m.lane);
   }
-  m.row_max.compute_at(m.weights, m.i);
-  m.row_sum.compute_at(m.weights, m.i);
-  m.score_dot.update().reorder(m.j, m.score_reduction).vectorize(m.j, lanes, TailStrategy::GuardWithIf);
+  m.row_max.compute_at(m.weights, ii);
+  m.row_sum.compute_at(m.weights, ii);
   if (m.desc.weights == weights_output::averaged) {
-    m.summed_weights.compute_at(m.weights, m.i).vectorize(m.column, lanes, TailStrategy::GuardWithIf);
-    m.summed_weights.update().reorder(m.column, m.head_reduction).vectorize(m.column, lanes, TailStrategy::GuardWithIf);
+    m.summed_weights.compute_at(m.weights, ii).vectorize(m.column, lanes, TailStrategy::RoundUp);
+    m.summed_weights.update().reorder(m.column, m.head_reduction).vectorize(m.column, lanes, TailStrategy::RoundUp);
   }
   if (m.desc.has_dropout()) m.weights.specialize(m.training);
 }
