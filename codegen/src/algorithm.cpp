@@ -51,9 +51,9 @@ Expr modifier_hides(const attention_algorithm& a, Expr key_clamped, Expr query_c
 }
 
 // True where the key is excluded for the query by its position or causality, or by the sources' mask,
-// or (with `with_modifier`) by the mask modifier.
+// or (with `with_modifier`) by the mask modifier, which sees modifier_key and modifier_query.
 Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Expr key_clamped, Expr query_clamped,
-                         Expr head, Expr batch, bool with_modifier = true) {
+                         Expr head, Expr batch, Expr modifier_key, Expr modifier_query, bool with_modifier = true) {
   const attention_sources& src = a.sources;
   Expr masked = key >= src.key_length;
   if (a.desc.is_causal()) {
@@ -62,7 +62,7 @@ Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Exp
     masked = masked || after_diagonal;
   }
   if (src.hidden.defined()) masked = masked || src.hidden(key_clamped, query_clamped, head, batch);
-  if (with_modifier && a.desc.has_mask_mod()) masked = masked || modifier_hides(a, key_clamped, query_clamped, head, batch);
+  if (with_modifier && a.desc.has_mask_mod()) masked = masked || modifier_hides(a, modifier_key, modifier_query, head, batch);
   return masked;
 }
 
@@ -75,9 +75,22 @@ Expr modified_score(const attention_algorithm& a, Expr scaled_dot, Expr key_clam
   return lower_modifier(a.desc.score_modifier, a.desc.captures, a.captures, at);
 }
 
+// A key or query index clamped into [0, length), as the modifiers see it. Where keys or rows lie in
+// vector lanes, Halide's loop partitioning removes a clamped vector of consecutive indices (a
+// captured tensor's read) from all but the last key block or row tile by copying the whole block
+// body for the last one: a quarter more generation time for such a variant. With
+// blocking::modifier_reads_gather, bitwise or with a zero Halide cannot prove zero leaves the index
+// as it is but no longer a vector of consecutive indices: nothing is copied, and the reads are
+// gathers in every block.
+Expr modifier_index(const attention_algorithm& a, Expr index, Expr length) {
+  if (!a.tiles.modifier_reads_gather) return clamp(index, 0, length - 1);
+  return clamp(index | a.sources.unproven_zero, 0, length - 1);
+}
+
 // Index expressions of a tile's rows and a block's keys, shared by every block Func.
 struct tile_indices {
   Expr query, head, query_clamped, key, key_clamped;
+  Expr modifier_query, modifier_key;  ///< modifier_index of query and key
 };
 
 // One key block's Funcs, named with `prefix`. With `modifier_per_block`, the mask modifier is applied
@@ -91,9 +104,9 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.dot(j, ii, kb, it, g, b) = 0.0f;
   f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
-  Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.key_clamped, at.query_clamped, at.head, b);
-  Expr masked =
-      structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b, !modifier_per_block);
+  Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.modifier_key, at.modifier_query, at.head, b);
+  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b, at.modifier_key,
+                                    at.modifier_query, !modifier_per_block);
   if (a.sources.additive.defined()) {
     Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, b);
     raw_score += bias;
@@ -105,9 +118,9 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
     f.modifier_masked_keys = RDom(0, a.tiles.key_block, prefix + "rmask");
     f.modifier_masked_keys.where((a.block_visibility(kb, it, g, b) & some_key_hidden) != 0);
     const RVar key_in_block = f.modifier_masked_keys.x;
-    const Expr key_clamped = clamp(kb * a.tiles.key_block + key_in_block, 0, a.sources.key_length - 1);
+    const Expr key_clamped = modifier_index(a, kb * a.tiles.key_block + key_in_block, a.sources.key_length);
     f.score(key_in_block, ii, kb, it, g, b) =
-        select(modifier_hides(a, key_clamped, at.query_clamped, at.head, b), masked_score,
+        select(modifier_hides(a, key_clamped, at.modifier_query, at.head, b), masked_score,
                f.score(key_in_block, ii, kb, it, g, b));
   }
 
@@ -212,7 +225,7 @@ Expr score_at(const attention_algorithm& a, Expr scaled_dot, Expr key, Expr quer
   const Expr key_clamped = clamp(key, 0, a.sources.key_length - 1);
   const Expr query_clamped = clamp(query, 0, a.sources.query_length - 1);
   scaled_dot = modified_score(a, scaled_dot, key_clamped, query_clamped, head, batch);
-  Expr masked = structurally_masked(a, key, query, key_clamped, query_clamped, head, batch);
+  Expr masked = structurally_masked(a, key, query, key_clamped, query_clamped, head, batch, key_clamped, query_clamped);
   if (a.sources.additive.defined()) {
     const Expr bias = a.sources.additive(key_clamped, query_clamped, head, batch);
     scaled_dot += bias;
@@ -378,7 +391,13 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     a.qk_reduction.where(block_start + (j / group_keys) * group_keys <= last_visible_key);
     a.pv_reduction.where(block_start + a.pv_reduction <= last_visible_key);
   }
-  const tile_indices indices{query, head, query_clamped, key, key_clamped};
+  const tile_indices indices{query,
+                             head,
+                             query_clamped,
+                             key,
+                             key_clamped,
+                             modifier_index(a, query, query_length),
+                             modifier_index(a, key, key_length)};
   // The state (max, sum, accumulator) starts empty, (floor, 0, 0), or as the first block's (see
   // blocking::first_block_starts_state), and merges the blocks in order. Blocks no row of the tile can
   // see are skipped: past the causal diagonal, or hidden by the mask modifier; blocks the modifier

@@ -60,6 +60,11 @@ struct blocking {
   /// partitioning copy the tile body: a fifth of the generation time of a CPU kernel. GPU kernels
   /// compute the state once for both outputs, so there the log-sum-exp is its own Func.
   bool lse_in_output = false;
+  /// The modifiers read captured tensors at indices Halide's loop partitioning cannot solve for the
+  /// key block or the row tile, so that such a read, vectorized over the keys or rows in lanes, is a
+  /// gather in every block rather than a dense load in all but the last, which costs a copy of the
+  /// whole block body for the last one (see modifier_index).
+  bool modifier_reads_gather = false;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
