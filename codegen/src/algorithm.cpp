@@ -50,10 +50,10 @@ Expr modifier_hides(const attention_algorithm& a, Expr key_clamped, Expr query_c
   return !lower_modifier(a.desc.mask_modifier, a.desc.captures, a.captures, at);
 }
 
-// True where the key is excluded for the query by its position or causality, or by the sources' mask,
-// or (with `with_modifier`) by the mask modifier, which sees modifier_key and modifier_query.
+// True where the key is excluded for the query by its position or causality, or by the sources' mask
+// (the mask modifier is the callers' to add).
 Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Expr key_clamped, Expr query_clamped,
-                         Expr head, Expr batch, Expr modifier_key, Expr modifier_query, bool with_modifier = true) {
+                         Expr head, Expr batch) {
   const attention_sources& src = a.sources;
   Expr masked = key >= src.key_length;
   if (a.desc.is_causal()) {
@@ -62,7 +62,6 @@ Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Exp
     masked = masked || after_diagonal;
   }
   if (src.hidden.defined()) masked = masked || src.hidden(key_clamped, query_clamped, head, batch);
-  if (with_modifier && a.desc.has_mask_mod()) masked = masked || modifier_hides(a, modifier_key, modifier_query, head, batch);
   return masked;
 }
 
@@ -105,8 +104,9 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
   Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.modifier_key, at.modifier_query, at.head, b);
-  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b, at.modifier_key,
-                                    at.modifier_query, !modifier_per_block);
+  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b);
+  if (a.desc.has_mask_mod() && !modifier_per_block)
+    masked = masked || modifier_hides(a, at.modifier_key, at.modifier_query, at.head, b);
   if (a.sources.additive.defined()) {
     Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, b);
     raw_score += bias;
@@ -225,7 +225,8 @@ Expr score_at(const attention_algorithm& a, Expr scaled_dot, Expr key, Expr quer
   const Expr key_clamped = clamp(key, 0, a.sources.key_length - 1);
   const Expr query_clamped = clamp(query, 0, a.sources.query_length - 1);
   scaled_dot = modified_score(a, scaled_dot, key_clamped, query_clamped, head, batch);
-  Expr masked = structurally_masked(a, key, query, key_clamped, query_clamped, head, batch, key_clamped, query_clamped);
+  Expr masked = structurally_masked(a, key, query, key_clamped, query_clamped, head, batch);
+  if (a.desc.has_mask_mod()) masked = masked || modifier_hides(a, key_clamped, query_clamped, head, batch);
   if (a.sources.additive.defined()) {
     const Expr bias = a.sources.additive(key_clamped, query_clamped, head, batch);
     scaled_dot += bias;

@@ -360,8 +360,7 @@ std::vector<Argument> module_algorithm::arguments() const {
                               &bias_k, &bias_v, &projected_q_input, &keys_input, &values_input, &attention_input,
                               &out_weight, &out_bias, &key_padding, &mask})
     if (p->defined()) args.push_back(*p);
-  const bool takes_dropout = part == module_part::whole || part == module_part::attention || part == module_part::weights;
-  if (desc.has_dropout() && takes_dropout) args.insert(args.end(), {training, seed});
+  if (desc.has_dropout() && takes_dropout_scalars(part)) args.insert(args.end(), {training, seed});
   return args;
 }
 
@@ -420,6 +419,10 @@ std::vector<module_part> cpu_module_parts(const mha_desc& desc) {
   std::vector<module_part> parts = {module_part::in_projection, module_part::attention, module_part::out_projection};
   if (desc.weights != weights_output::none) parts.push_back(module_part::weights);
   return parts;
+}
+
+bool takes_dropout_scalars(module_part part) {
+  return part == module_part::whole || part == module_part::attention || part == module_part::weights;
 }
 
 const char* name_of(module_part part) {

@@ -44,7 +44,8 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       // D64 L2048 causal 152/166/160; without causality B2 H16 D64 L1024 173 (128 keys)/179/180.
       tiles.key_block = 16 * tiles.lanes;
       // Rows in lanes: a captured tensor read at the query is a vector of rows. Gathered, measured as
-      // fast as the dense loads (B4 H8/2 D64 L256, example 03's modifiers: 1.81 against 1.81 ms).
+      // fast as the dense loads (example 03's modifiers, B4 H8/2 D64 L256, 4 interleaved runs: 1.85-2.37
+      // ms gathered, 2.14-3.62 ms dense).
       tiles.modifier_reads_gather = true;
       break;
     case kernel_variant::short_keys:
@@ -56,7 +57,8 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       // measured 30% faster at B16 H8 D64 L10 (0.065 against 0.092 ms).
       tiles.first_block_starts_state = true;
       // Blocks of one vector of keys: a captured tensor read at the key, gathered, measured as fast as
-      // the dense loads (B16 H8/2 D64 L64, example 03's modifiers: 1.16 against 1.15 ms).
+      // the dense loads (example 03's modifiers, B16 H8/2 D64 L64, 4 interleaved runs: 1.08-1.29 ms
+      // gathered, 1.10-1.31 ms dense).
       tiles.modifier_reads_gather = true;
       break;
     case kernel_variant::single_query:

@@ -245,8 +245,9 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
   const int masks = int(desc.key_padding != mask_kind::none) + int(desc.mask != mask_kind::none);
   // Arguments of each function: its input buffers, the dropout scalars where it takes them, then its
   // output buffers (see codegen::module_algorithm::arguments).
-  auto arguments = [&](int inputs, bool takes_dropout, int outputs) {
-    return buffer_arguments(0, inputs) + (takes_dropout ? dropout_arguments : "") + buffer_arguments(inputs, outputs);
+  auto arguments = [&](int inputs, module_part part, int outputs) {
+    return buffer_arguments(0, inputs) + (takes_dropout_scalars(part) ? dropout_arguments : "") +
+           buffer_arguments(inputs, outputs);
   };
   // query, key and value (the query alone with self-attention), three projection weights and biases,
   // bias_k and bias_v.
@@ -265,18 +266,18 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
   kind.entry_parameters = dropout ? ", bool training, std::uint64_t seed" : ", bool, std::uint64_t";
   // The attention of each variant: projected queries, keys and values, masks; its result.
   for (int v = 0; v < kernel_variant_count; ++v)
-    kind.variants.push_back({name_of(kernel_variant(v)), arguments(3 + masks, true, 1)});
+    kind.variants.push_back({name_of(kernel_variant(v)), arguments(3 + masks, module_part::attention, 1)});
   for (const module_part part : codegen::cpu_module_parts(desc)) {
     switch (part) {
-      case module_part::in_projection: kind.shared.push_back({name_of(part), arguments(projection_inputs, false, 3)}); break;
-      case module_part::out_projection: kind.shared.push_back({name_of(part), arguments(2 + int(bias), false, 1)}); break;
-      case module_part::weights: kind.shared.push_back({name_of(part), arguments(2 + masks, true, 1)}); break;
+      case module_part::in_projection: kind.shared.push_back({name_of(part), arguments(projection_inputs, part, 3)}); break;
+      case module_part::out_projection: kind.shared.push_back({name_of(part), arguments(2 + int(bias), part, 1)}); break;
+      case module_part::weights: kind.shared.push_back({name_of(part), arguments(2 + masks, part, 1)}); break;
       case module_part::attention: case module_part::whole: break;
     }
   }
   // GPU code is the whole module: projection inputs, out_weight and out_bias, masks; output and weights.
   for (const auto& api : gpu_apis)
-    kind.gpu.push_back({api, arguments(projection_inputs + 1 + int(bias) + masks, true,
+    kind.gpu.push_back({api, arguments(projection_inputs + 1 + int(bias) + masks, module_part::whole,
                                        1 + int(desc.weights != weights_output::none))});
   kind.gpu_targets = joined(gpu_target_names);
   kind.c_args_type = "attngen_mha_args";

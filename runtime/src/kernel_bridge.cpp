@@ -325,14 +325,14 @@ class part_buffer {
   std::unique_ptr<float[]> data_;
 };
 
-// Runs one part of a module's CPU code over `views` (outputs from `first_output` on); a Halide error
-// code.
+// Runs one part of a module's CPU code over `views`, its last `outputs` the part's outputs; a Halide
+// error code.
 template <int N>
 int run_part(generated_module_entry part, call_context& context, gpu_call& host, const tensor_view* const (&views)[N],
-             int first_output, const mha_args& args) {
+             int outputs, const mha_args& args) {
   kernel_buffers<N> buffers;
   // On the host, attaching only wraps the views: it cannot fail.
-  if (status s = buffers.attach(host, views, first_output, false); !s) return -1;
+  if (status s = buffers.attach(host, views, N - outputs, false); !s) return -1;
   return part(&context, buffers.data(), args.training, args.seed);
 }
 
@@ -361,10 +361,10 @@ status run_module_parts(const mha_desc& desc, const mha_args& args, const module
   const tensor_view* out_projection[] = {&attention.view, &w.out_weight, &w.out_bias, &args.output};
   const tensor_view* weights[] = {&projected_q.view, &keys.view, &args.key_padding_mask, &args.attn_mask,
                                   &args.attn_weights};
-  int result = run_part(parts.in_projection, context, host, in_projection, 11, args);
-  if (result == 0) result = run_part(parts.attention, context, host, attend, 5, args);
-  if (result == 0) result = run_part(parts.out_projection, context, host, out_projection, 3, args);
-  if (result == 0 && parts.weights != nullptr) result = run_part(parts.weights, context, host, weights, 4, args);
+  int result = run_part(parts.in_projection, context, host, in_projection, 3, args);
+  if (result == 0) result = run_part(parts.attention, context, host, attend, 1, args);
+  if (result == 0) result = run_part(parts.out_projection, context, host, out_projection, 1, args);
+  if (result == 0 && parts.weights != nullptr) result = run_part(parts.weights, context, host, weights, 1, args);
   return finish_call(context, result);
 }
 

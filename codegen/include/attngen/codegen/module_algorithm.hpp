@@ -103,6 +103,10 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
 /// weights when the module outputs them.
 std::vector<module_part> cpu_module_parts(const mha_desc& desc);
 
+/// Whether `part`'s function takes the scalars training and seed when the module has dropout: the
+/// parts that weigh the values or output the weights (whole, attention, weights).
+bool takes_dropout_scalars(module_part part);
+
 /// The part's name: in_projection, attention, out_projection, weights (whole: "whole").
 const char* name_of(module_part part);
 

@@ -8,7 +8,7 @@ namespace attngen::codegen {
 
 /// Schedules every stage of `m`, one part of a module (not module_part::whole, which throws
 /// std::invalid_argument), for `target`: each projection a tiled matrix product over all rows,
-/// computed in parallel; the attention as schedule_cpu does; the weights row by row.
+/// computed in parallel; the attention as schedule_cpu does; the weights in tiles of query rows.
 void schedule_module_cpu(module_algorithm& m, const Halide::Target& target);
 
 /// Schedules every stage of `m` (defined with gpu_blocking() tiles) for CUDA or OpenCL: each
