@@ -91,10 +91,11 @@ struct cpu_part {
   std::string name() const { return is_variant() ? name_of(variant) : name_of(shared); }
 };
 
-// The variants, then a module's shared parts.
+// The variants (a module's, those it has), then a module's shared parts.
 std::vector<cpu_part> cpu_parts(const resolved_request& r) {
   std::vector<cpu_part> parts;
-  for (int v = 0; v < kernel_variant_count; ++v) parts.push_back({kernel_variant(v)});
+  for (int v = 0; v < kernel_variant_count; ++v)
+    if (!r.module || module_has_variant(kernel_variant(v), r.module->self_attn)) parts.push_back({kernel_variant(v)});
   if (r.module)
     for (const module_part part : cpu_module_parts(*r.module))
       if (part != module_part::attention) parts.push_back({kernel_variant::general, part});
@@ -313,6 +314,10 @@ void finish_kernel(const kernel_request& request) {
   // target (the others' lanes divide its lanes, so their tiles hold as many or fewer queries).
   const int short_queries_per_tile =
       cpu_variant_blocking(r.op, r.targets.front(), kernel_variant::short_queries).queries_per_tile;
+  // A self-attention module without single_query relies on short_keys serving what it would take.
+  if (r.module && r.module->self_attn && short_queries_per_tile + 1 + r.module->extra_keys() > short_keys_max_length)
+    throw std::logic_error("short_queries tiles of " + std::to_string(short_queries_per_tile) +
+                           " queries: self-attention modules would need single_query");
   const wrapper_sources wrapper =
       r.module ? emit_module_wrapper(request.name, request.cpp_namespace, *r.module, short_queries_per_tile,
                                      r.target_names, r.gpu_apis, r.gpu_target_names)

@@ -455,8 +455,8 @@ kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short
   const tensor_view& key = desc.self_attn ? args.query : args.key;
   if (args.query.rank != 3 || key.rank != 3) return kernel_variant::general;
   const module_lengths lengths = lengths_of(args, desc);
-  return choose_variant(lengths.queries, lengths.keys, desc.num_heads / desc.effective_kv_heads(), desc.is_causal(),
-                        short_queries_per_tile);
+  return choose_module_variant(lengths.queries, lengths.keys, desc.num_heads / desc.effective_kv_heads(),
+                               desc.is_causal(), short_queries_per_tile, desc.self_attn);
 }
 
 kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile) {

@@ -42,6 +42,16 @@ inline constexpr auto module_all_options = attngen::multihead_attention()
 inline constexpr auto module_encoder =
     attngen::multihead_attention().embed_dim(64).heads(4).need_weights(attngen::weights_output::averaged);
 
+/// A self-attention module with an appended zero key: generated without single_query, its shortest
+/// calls run short_keys.
+inline constexpr auto module_self_attention = attngen::multihead_attention()
+                                                  .embed_dim(32)
+                                                  .heads(4)
+                                                  .self_attention(true)
+                                                  .batch_first(true)
+                                                  .add_zero_attn(true)
+                                                  .need_weights(attngen::weights_output::averaged);
+
 /// A bf16 cross-attention module for GPUs: GQA, bottom-right causality, a shared boolean mask and
 /// per-head weights.
 inline constexpr auto module_bf16_gqa = attngen::multihead_attention()

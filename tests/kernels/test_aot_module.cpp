@@ -5,6 +5,8 @@
 
 #include "aot_module_all_options.hpp"
 #include "aot_module_encoder.hpp"
+#include "aot_module_self_attention.hpp"
+#include "attngen/runtime/variants.hpp"
 #include "kernels/aot_module_call.hpp"
 #include "kernels/kernels.hpp"
 #include "module/module_compare.hpp"
@@ -48,6 +50,15 @@ TEST_CASE("AOT module with PyTorch's defaults matches PyTorch, decoding and pref
   check_against_pytorch<aot_module_encoder>({make_random_module_problem(desc, 2, 1, 40, 4),
                                              make_random_module_problem(desc, 2, 64, 64, 5),
                                              make_random_module_problem(desc, 1, 9, 20, 6)});
+}
+
+TEST_CASE("AOT self-attention module, generated without single_query, matches PyTorch at 1, 3 and 20 tokens",
+          "[aot][module]") {
+  constexpr auto desc = test_kernels::module_self_attention;
+  STATIC_REQUIRE(!module_has_variant(kernel_variant::single_query, desc.self_attn));
+  check_against_pytorch<aot_module_self_attention>({make_random_module_problem(desc, 2, 1, 1, 13),
+                                                    make_random_module_problem(desc, 1, 3, 3, 14),
+                                                    make_random_module_problem(desc, 2, 20, 20, 15)});
 }
 
 TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed in_proj tensors", "[aot][module]") {

@@ -3,8 +3,10 @@
 
 #include "attngen/runtime/variants.hpp"
 
+using attngen::choose_module_variant;
 using attngen::choose_variant;
 using attngen::kernel_variant;
+using attngen::module_has_variant;
 
 namespace {
 constexpr bool causal = true;
@@ -37,6 +39,11 @@ TEST_CASE("prefill with 2048 queries in GQA groups of 4 transposes K (general)",
   STATIC_REQUIRE(choose_variant(1024, 1024, 4, causal, 4) == kernel_variant::general);
 }
 
+TEST_CASE("prefill with 1023 queries in GQA groups of 4 transposes K although its last tile is partial", "[runtime][variants]") {
+  STATIC_REQUIRE(choose_variant(1023, 1023, 4, not_causal, 4) == kernel_variant::general);
+  STATIC_REQUIRE(choose_variant(5, 4096, 4, not_causal, 4) == kernel_variant::short_queries);
+}
+
 TEST_CASE("causal MHA prefill of 512 queries keeps K as stored (short_queries)", "[runtime][variants]") {
   STATIC_REQUIRE(choose_variant(512, 512, 1, causal, 16) == kernel_variant::short_queries);
   STATIC_REQUIRE(choose_variant(17, 113, 1, not_causal, 16) == kernel_variant::short_queries);
@@ -45,4 +52,40 @@ TEST_CASE("causal MHA prefill of 512 queries keeps K as stored (short_queries)",
 TEST_CASE("causality halves the rows each key serves", "[runtime][variants]") {
   STATIC_REQUIRE(choose_variant(2048, 2048, 1, not_causal, 16) == kernel_variant::general);
   STATIC_REQUIRE(choose_variant(2048, 2048, 1, causal, 16) == kernel_variant::short_queries);
+}
+
+TEST_CASE("a self-attention module of 3 tokens, which lacks single_query, uses short key blocks", "[runtime][variants]") {
+  STATIC_REQUIRE(!module_has_variant(kernel_variant::single_query, true));
+  STATIC_REQUIRE(choose_module_variant(3, 3, 1, not_causal, 16, true) == kernel_variant::short_keys);
+  STATIC_REQUIRE(choose_module_variant(3, 5, 1, not_causal, 16, true) == kernel_variant::short_keys);
+}
+
+TEST_CASE("a cross-attention module decoding one query uses single_query tiles", "[runtime][variants]") {
+  STATIC_REQUIRE(module_has_variant(kernel_variant::single_query, false));
+  STATIC_REQUIRE(choose_module_variant(1, 512, 1, not_causal, 16, false) == kernel_variant::single_query);
+}
+
+namespace {
+// Whether every self-attention length up to 4096 (with 0 to 2 appended keys, in groups of 1 to 16
+// heads, tiles of 1 to 16 queries) chooses a variant that plain choose_variant would take there
+// too, except single_query, which becomes short_keys only where short_keys serves.
+constexpr bool self_attention_choices_are_plain_ones_or_short_keys() {
+  for (int tile = 1; tile <= 16; ++tile)
+    for (int group = 1; group <= 16; group *= 2)
+      for (std::int64_t length = 1; length <= 4096; ++length)
+        for (int extra = 0; extra <= 2; ++extra) {
+          const kernel_variant plain = choose_variant(length, length + extra, group, not_causal, tile);
+          const kernel_variant module = choose_module_variant(length, length + extra, group, not_causal, tile, true);
+          if (plain == kernel_variant::single_query) {
+            if (module != kernel_variant::short_keys || length + extra > attngen::short_keys_max_length) return false;
+          } else if (module != plain) {
+            return false;
+          }
+        }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("self-attention modules replace single_query only where key blocks are short", "[runtime][variants]") {
+  REQUIRE(self_attention_choices_are_plain_ones_or_short_keys());
 }

@@ -1,5 +1,5 @@
 # Generates a module with statistics and checks its parts: the projections once per target, shared
-# by the four variants, and every part's code in one CPU library. GENERATOR, OUTPUT_DIR are given.
+# by the variants, and every part's code in one CPU library. GENERATOR, OUTPUT_DIR are given.
 file(REMOVE_RECURSE ${OUTPUT_DIR})
 execute_process(
   COMMAND ${GENERATOR} generate --describe "kind = module; embed_dim = 32; heads = 4; need_weights = per_head"
@@ -23,4 +23,19 @@ foreach(part general short_keys single_query short_queries in_projection out_pro
 endforeach()
 if(NOT EXISTS ${OUTPUT_DIR}/encoder_halide_cpu.a)
   message(FATAL_ERROR "generate did not write encoder_halide_cpu.a")
+endif()
+# A self-attention module is generated without single_query (short_keys serves its shortest calls).
+file(REMOVE_RECURSE ${OUTPUT_DIR})
+execute_process(
+  COMMAND ${GENERATOR} generate --describe "kind = module; embed_dim = 32; heads = 4; self_attention = true"
+          --name self_attention --output-dir ${OUTPUT_DIR} --stats --target x86-64-linux
+  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "generate failed:\n${err}")
+endif()
+if(out MATCHES "single_query" OR EXISTS ${OUTPUT_DIR}/self_attention_halide_single_query.h)
+  message(FATAL_ERROR "a self-attention module was generated with single_query:\n${out}")
+endif()
+if(NOT out MATCHES "self_attention +x86-64-linux +short_keys")
+  message(FATAL_ERROR "no short_keys row:\n${out}")
 endif()
