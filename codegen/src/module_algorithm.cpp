@@ -37,9 +37,9 @@ Expr sequence_at(const module_algorithm& m, const ImageParam& t, Expr feature, E
 // past the ends (their results are never read).
 // `weight` is (c, n) float, PyTorch's (out, in) layout; `bias` (n) float, or undefined.
 linear_funcs define_linear(const std::string& name, const Func& x, int groups, Expr rows, const Func& weight,
-                           const Func& bias, int inputs, int outputs, const module_algorithm& m) {
+                           const Func& bias, Expr inputs, Expr outputs, const module_algorithm& m) {
   const Var n = m.n, c = m.c, i = m.i, b = m.b;
-  const int per_group = inputs / groups;
+  const Expr per_group = inputs / groups;
   linear_funcs f;
   f.weight_transposed = Func(name + "_weight_t");
   f.weight_transposed(n, c) = weight(c, min(n, outputs - 1));
@@ -238,7 +238,24 @@ void define_in_projection(module_algorithm& m) {
   m.values = with_appended_keys(m, "values", m.projected_v, m.bias_v);
 }
 
-// The attention and weights parts read the in_projection part's buffers.
+// A projection part: one linear layer over x (c, i, b) of `input` elements to (n, i, b) of `output`
+// elements, its extents the weight's.
+void define_linear_part(module_algorithm& m, Type element, Type input, Type output) {
+  const Var c = m.c, n = m.n, i = m.i, b = m.b;
+  m.linear_input = ImageParam(input, 3, "x");
+  m.linear_weight = ImageParam(element, 2, "weight");
+  if (m.desc.projection_bias) m.linear_bias = ImageParam(element, 1, "bias");
+  Func x("x_float");
+  x(c, i, b) = cast<float>(m.linear_input(c, i, b));
+  m.query_length = m.linear_input.dim(1).extent();
+  m.linear = define_linear("linear", x, 1, m.query_length, float_matrix(m, m.linear_weight),
+                           float_vector(m, m.linear_bias), m.linear_weight.dim(0).extent(),
+                           m.linear_weight.dim(1).extent(), m);
+  m.output = Func("output");
+  m.output(n, i, b) = cast(output, m.linear.result(n, i, b));
+}
+
+// The attention and weights parts read the projection part's buffers.
 void define_projected_inputs(module_algorithm& m) {
   m.projected_q_input = ImageParam(Float(32), 3, "projected_q");
   m.keys_input = ImageParam(Float(32), 4, "keys");
@@ -357,8 +374,8 @@ Expr dropout_bits(Expr seed, Expr batch, Expr head, Expr query, Expr column, int
 std::vector<Argument> module_algorithm::arguments() const {
   std::vector<Argument> args;
   for (const ImageParam* p : {&query, &key, &value, &q_weight, &k_weight, &v_weight, &q_bias, &k_bias, &v_bias,
-                              &bias_k, &bias_v, &projected_q_input, &keys_input, &values_input, &attention_input,
-                              &out_weight, &out_bias, &key_padding, &mask})
+                              &bias_k, &bias_v, &linear_input, &linear_weight, &linear_bias, &projected_q_input,
+                              &keys_input, &values_input, &out_weight, &out_bias, &key_padding, &mask})
     if (p->defined()) args.push_back(*p);
   if (desc.has_dropout() && takes_dropout_scalars(part)) args.insert(args.end(), {training, seed});
   return args;
@@ -367,9 +384,8 @@ std::vector<Argument> module_algorithm::arguments() const {
 std::vector<Func> module_algorithm::outputs() const {
   switch (part) {
     case module_part::whole: break;
-    case module_part::in_projection: return {projected_q, keys, values};
+    case module_part::projection: case module_part::out_projection: return {output};
     case module_part::attention: return {attention.output};
-    case module_part::out_projection: return {output};
     case module_part::weights: return {weights};
   }
   std::vector<Func> funcs = {output};
@@ -385,23 +401,19 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
   const Type element = m.bfloat16_as_bits ? UInt(16) : halide_type_of(desc.element_type);
   const bool whole = part == module_part::whole;
 
-  if (whole || part == module_part::in_projection) {
+  if (part == module_part::projection) {
+    define_linear_part(m, element, element, Float(32));
+    return m;
+  }
+  if (part == module_part::out_projection) {
+    define_linear_part(m, element, Float(32), element);
+    return m;
+  }
+  if (whole) {
     define_module_inputs(m, element);
     define_in_projection(m);
-  } else if (part == module_part::attention || part == module_part::weights) {
+  } else {
     define_projected_inputs(m);
-  }
-  if (part == module_part::in_projection) return m;
-
-  if (part == module_part::out_projection) {
-    // The attention's result (e, h, i, b) as the attention part wrote it.
-    m.attention_input = ImageParam(Float(32), 4, "attention");
-    m.query_length = m.attention_input.dim(2).extent();
-    Func attention_result("attention_result");
-    Var e("e");
-    attention_result(e, m.h, m.i, m.b) = m.attention_input(e, m.h, m.i, m.b);
-    define_out_projection(m, element, attention_result);
-    return m;
   }
 
   if (whole) m.out_weight = ImageParam(element, 2, "out_weight");  // its extents give the unproven zero
@@ -416,7 +428,8 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
 }
 
 std::vector<module_part> cpu_module_parts(const mha_desc& desc) {
-  std::vector<module_part> parts = {module_part::in_projection, module_part::attention, module_part::out_projection};
+  std::vector<module_part> parts = {module_part::projection, module_part::attention};
+  if (desc.element_type != dtype::f32) parts.push_back(module_part::out_projection);
   if (desc.weights != weights_output::none) parts.push_back(module_part::weights);
   return parts;
 }
@@ -428,7 +441,7 @@ bool takes_dropout_scalars(module_part part) {
 const char* name_of(module_part part) {
   switch (part) {
     case module_part::whole: return "whole";
-    case module_part::in_projection: return "in_projection";
+    case module_part::projection: return "projection";
     case module_part::attention: return "attention";
     case module_part::out_projection: return "out_projection";
     case module_part::weights: return "weights";

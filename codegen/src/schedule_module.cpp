@@ -10,11 +10,13 @@ using namespace Halide;
 
 namespace {
 
-// A matrix product in register tiles of rows x 2 output vectors, each tile's sums kept in registers
-// over the whole input dimension. Whole tiles are computed past the ends (the algorithm clamps its
-// reads), so every tile has constant extents and unrolls. 8 rows (16 accumulators) fit AVX-512's 32
-// registers; 4 rows fit AVX2's 16.
-void schedule_linear(linear_funcs& f, const module_algorithm& m, int lanes) {
+// The projection parts' linear layer: the output in tiles of rows x 2 vectors of outputs, each
+// tile's sums kept in registers over the whole input dimension, then stored. The sums cover whole
+// tiles past the ends (the algorithm clamps their reads), so they have constant extents and unroll;
+// stores past the ends are skipped. 8 rows (16 accumulators) fit AVX-512's 32 registers; 4 rows fit
+// AVX2's 16.
+void schedule_linear_part(module_algorithm& m, int lanes) {
+  linear_funcs& f = m.linear;
   const Var n = m.n, i = m.i, b = m.b;
   const int tile_rows = lanes >= 16 ? 8 : 4;
   const int tile_outputs = 2 * lanes;
@@ -29,28 +31,23 @@ void schedule_linear(linear_funcs& f, const module_algorithm& m, int lanes) {
       .reorder(wi, ci, wo, co)
       .vectorize(wi)
       .parallel(co);
-  f.result.compute_root()
-      .split(n, no, ni, tile_outputs, TailStrategy::RoundUp)
-      .split(i, io, ii, tile_rows, TailStrategy::RoundUp)
+  m.output.split(n, no, ni, tile_outputs, TailStrategy::GuardWithIf)
+      .split(i, io, ii, tile_rows, TailStrategy::GuardWithIf)
       .reorder(ni, ii, no, io, b)
       .fuse(io, b, task)
       .parallel(task)
       .vectorize(ni, lanes);
-  f.product.compute_at(f.result, no).vectorize(n, lanes).unroll(n).unroll(i);
+  f.product.compute_at(m.output, no)
+      .bound_extent(n, tile_outputs)
+      .bound_extent(i, tile_rows)
+      .vectorize(n, lanes)
+      .unroll(n)
+      .unroll(i);
   f.product.update()
       .reorder(n, i, f.reduction.x, f.reduction.y)
       .vectorize(n, lanes)
       .unroll(n)
       .unroll(i);
-}
-
-// The input projections, each into its own buffer, and the per-head keys and values from them.
-void schedule_in_projection(module_algorithm& m, int lanes) {
-  if (m.desc.self_attn) schedule_linear(m.qkv_projection, m, lanes);
-  else for (linear_funcs* f : {&m.q_projection, &m.k_projection, &m.v_projection}) schedule_linear(*f, m, lanes);
-  m.projected_q.compute_root().parallel(m.b).vectorize(m.n, lanes, TailStrategy::GuardWithIf);
-  for (Func f : {m.keys, m.values})
-    f.compute_root().parallel(f.args()[3]).vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
 }
 
 // Tiles of query rows per task, so one sequence uses every thread. A tile's scores are computed for
@@ -92,17 +89,14 @@ void schedule_weights(module_algorithm& m, int lanes) {
 void schedule_module_cpu(module_algorithm& m, const Target& target) {
   const int lanes = target.natural_vector_size<float>();
   switch (m.part) {
-    case module_part::in_projection:
-      schedule_in_projection(m, lanes);
+    case module_part::projection:
+    case module_part::out_projection:
+      schedule_linear_part(m, lanes);
       return;
     case module_part::attention:
       schedule_cpu(m.attention);
       // Inference calls run a copy of the attention with dropout's test folded away.
       if (m.desc.has_dropout()) m.attention.output.specialize(m.training);
-      return;
-    case module_part::out_projection:
-      schedule_linear(m.out_projection, m, lanes);
-      m.output.compute_root().parallel(m.output.args()[2]).vectorize(m.n, lanes, TailStrategy::GuardWithIf);
       return;
     case module_part::weights:
       schedule_weights(m, lanes);

@@ -274,8 +274,9 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
   }
   for (const module_part part : codegen::cpu_module_parts(desc)) {
     switch (part) {
-      case module_part::in_projection: kind.shared.push_back({name_of(part), arguments(projection_inputs, part, 3)}); break;
-      case module_part::out_projection: kind.shared.push_back({name_of(part), arguments(2 + int(bias), part, 1)}); break;
+      case module_part::projection: case module_part::out_projection:
+        kind.shared.push_back({name_of(part), arguments(2 + int(bias), part, 1)});
+        break;
       case module_part::weights: kind.shared.push_back({name_of(part), arguments(2 + masks, part, 1)}); break;
       case module_part::attention: case module_part::whole: break;
     }

@@ -33,8 +33,9 @@ usage:
 generate
   Compiles each kernel described into DIR (created if missing): NAME_halide_cpu.a, the CPU code of
   every kernel variant (general, short_keys, single_query, short_queries; the wrapper picks one per
-  call from the shapes) and of a module's parts its variants share (in_projection, out_projection,
-  weights), with a C header per function, NAME_halide_PART.h; a library per GPU API
+  call from the shapes; self-attention modules need no single_query) and of a module's parts its
+  variants share (projection, the linear layer of all four projections; out_projection for f16 and
+  bf16; weights), with a C header per function, NAME_halide_PART.h; a library per GPU API
   (NAME_halide_cuda.a, NAME_halide_opencl.a); the C++ wrapper NAME.hpp/NAME.cpp that validates a
   call's tensors and runs it, and NAME.h, the same kernel for C and FFI callers (attngen/c_api.h).
   --spec FILE       a text description: `key = value` lines, `#` comments. Several kernels go in

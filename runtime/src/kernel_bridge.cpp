@@ -1,6 +1,7 @@
 #include "attngen/runtime/kernel_bridge.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -325,6 +326,51 @@ class part_buffer {
   std::unique_ptr<float[]> data_;
 };
 
+// A module's (B, L, F) or (L, B, F) sequence tensor as (B, L, F).
+tensor_view batch_major(const tensor_view& sequence, bool batch_first) {
+  tensor_view view = sequence;
+  if (!batch_first) {
+    std::swap(view.shape[0], view.shape[1]);
+    std::swap(view.strides[0], view.strides[1]);
+  }
+  return view;
+}
+
+// Rows `first` on of a dense float (B, R, G, D) buffer, as (B, R - first, G * D).
+tensor_view rows_from(const tensor_view& dense, std::int64_t first) {
+  const std::int64_t features = dense.shape[2] * dense.shape[3];
+  return make_tensor(static_cast<float*>(dense.data) + first * features, dtype::f32,
+                     {dense.shape[0], dense.shape[1] - first, features}, {dense.strides[0], features, 1});
+}
+
+// Element `index` of a vector of the module's element type, as float.
+float float_element(const tensor_view& vector, std::int64_t index) {
+  const auto* element = static_cast<const std::uint8_t*>(vector.data) + index * vector.strides[0] * size_of(vector.type);
+  if (vector.type == dtype::f32) {
+    float value;
+    std::memcpy(&value, element, 4);
+    return value;
+  }
+  std::uint16_t bits;
+  std::memcpy(&bits, element, 2);
+  if (vector.type == dtype::f16) return halide_float16_bits_to_float(bits);
+  const std::uint32_t widened = std::uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &widened, 4);
+  return value;
+}
+
+// The `extra` keys (or values) placed before each batch's projected ones in a dense float (B, S', KVH,
+// D) buffer: `bias` (bias_k or bias_v) first when given, then zeros (add_zero_attn).
+void write_appended_keys(const tensor_view& keys, const tensor_view& bias, std::int64_t extra) {
+  const std::int64_t features = keys.shape[2] * keys.shape[3];
+  for (std::int64_t batch = 0; batch < keys.shape[0]; ++batch)
+    for (std::int64_t row = 0; row < extra; ++row) {
+      float* key = static_cast<float*>(keys.data) + batch * keys.strides[0] + row * features;
+      for (std::int64_t c = 0; c < features; ++c) key[c] = row == 0 && !bias.empty() ? float_element(bias, c) : 0.0f;
+    }
+}
+
 // Runs one part of a module's CPU code over `views`, its last `outputs` the part's outputs; a Halide
 // error code.
 template <int N>
@@ -351,19 +397,35 @@ status run_module_parts(const mha_desc& desc, const mha_args& args, const module
   if (status s = attention.allocate({lengths.batch, lengths.queries, heads, head_dim}, "attention result", "query"); !s)
     return s;
 
+  // The projections read and write every sequence batch-major; keys and values go after the
+  // appended ones, which are written here.
   const mha_weights& w = args.weights;
-  const tensor_view* in_projection[] = {&args.query,  module_input_view(desc, args.key), module_input_view(desc, args.value),
-                                        &w.q_weight,  &w.k_weight,      &w.v_weight,     &w.q_bias,     &w.k_bias,
-                                        &w.v_bias,    &w.bias_k,        &w.bias_v,
-                                        &projected_q.view, &keys.view,  &values.view};
+  const std::int64_t extra = desc.extra_keys();
+  const tensor_view query = batch_major(args.query, desc.batch_major);
+  const tensor_view key = desc.self_attn ? query : batch_major(args.key, desc.batch_major);
+  const tensor_view value = desc.self_attn ? query : batch_major(args.value, desc.batch_major);
+  const tensor_view projected_keys = rows_from(keys.view, extra), projected_values = rows_from(values.view, extra);
+  const tensor_view attention_rows =
+      make_tensor(attention.view.data, dtype::f32, {lengths.batch, lengths.queries, desc.embed});
+  const tensor_view output = batch_major(args.output, desc.batch_major);
+  write_appended_keys(keys.view, w.bias_k, extra);
+  write_appended_keys(values.view, w.bias_v, extra);
+
+  const tensor_view* project_query[] = {&query, &w.q_weight, &w.q_bias, &projected_q.view};
+  const tensor_view* project_key[] = {&key, &w.k_weight, &w.k_bias, &projected_keys};
+  const tensor_view* project_value[] = {&value, &w.v_weight, &w.v_bias, &projected_values};
   const tensor_view* attend[] = {&projected_q.view, &keys.view, &values.view, &args.key_padding_mask,
                                  &args.attn_mask, &attention.view};
-  const tensor_view* out_projection[] = {&attention.view, &w.out_weight, &w.out_bias, &args.output};
+  const tensor_view* project_output[] = {&attention_rows, &w.out_weight, &w.out_bias, &output};
   const tensor_view* weights[] = {&projected_q.view, &keys.view, &args.key_padding_mask, &args.attn_mask,
                                   &args.attn_weights};
-  int result = run_part(parts.in_projection, context, host, in_projection, 3, args);
+  const bool keys_projected = lengths.keys > extra;
+  int result = run_part(parts.projection, context, host, project_query, 1, args);
+  if (result == 0 && keys_projected) result = run_part(parts.projection, context, host, project_key, 1, args);
+  if (result == 0 && keys_projected) result = run_part(parts.projection, context, host, project_value, 1, args);
   if (result == 0) result = run_part(parts.attention, context, host, attend, 1, args);
-  if (result == 0) result = run_part(parts.out_projection, context, host, out_projection, 1, args);
+  const generated_module_entry out_projection = parts.out_projection ? parts.out_projection : parts.projection;
+  if (result == 0) result = run_part(out_projection, context, host, project_output, 1, args);
   if (result == 0 && parts.weights != nullptr) result = run_part(parts.weights, context, host, weights, 1, args);
   return finish_call(context, result);
 }

@@ -52,6 +52,12 @@ inline constexpr auto module_self_attention = attngen::multihead_attention()
                                                   .add_zero_attn(true)
                                                   .need_weights(attngen::weights_output::averaged);
 
+/// Half-precision modules on the CPU: the projections read the element type, a second linear layer
+/// writes it, and the runtime widens bias_k and bias_v into the appended keys. Sequence-first.
+inline constexpr auto module_half = attngen::multihead_attention().embed_dim(16).heads(2).add_bias_kv(true).add_zero_attn(true);
+inline constexpr auto module_f16 = module_half.element(attngen::dtype::f16);
+inline constexpr auto module_bf16 = module_half.element(attngen::dtype::bf16);
+
 /// A bf16 cross-attention module for GPUs: GQA, bottom-right causality, a shared boolean mask and
 /// per-head weights.
 inline constexpr auto module_bf16_gqa = attngen::multihead_attention()

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "aot_module_all_options.hpp"
+#include "aot_module_bf16.hpp"
 #include "aot_module_encoder.hpp"
+#include "aot_module_f16.hpp"
 #include "aot_module_self_attention.hpp"
 #include "attngen/runtime/variants.hpp"
 #include "kernels/aot_module_call.hpp"
@@ -59,6 +61,20 @@ TEST_CASE("AOT self-attention module, generated without single_query, matches Py
   check_against_pytorch<aot_module_self_attention>({make_random_module_problem(desc, 2, 1, 1, 13),
                                                     make_random_module_problem(desc, 1, 3, 3, 14),
                                                     make_random_module_problem(desc, 2, 20, 20, 15)});
+}
+
+TEST_CASE("AOT f16 module with bias_kv and a zero key, sequence-first, matches PyTorch within f16 rounding",
+          "[aot][module]") {
+  constexpr auto desc = test_kernels::module_f16;
+  check_against_pytorch<aot_module_f16>({make_random_module_problem(desc, 2, 5, 9, 16),
+                                         make_random_module_problem(desc, 3, 1, 1, 17)});
+}
+
+TEST_CASE("AOT bf16 module with bias_kv and a zero key, sequence-first, matches PyTorch within bf16 rounding",
+          "[aot][module]") {
+  constexpr auto desc = test_kernels::module_bf16;
+  check_against_pytorch<aot_module_bf16>({make_random_module_problem(desc, 2, 5, 9, 18),
+                                          make_random_module_problem(desc, 3, 1, 1, 19)});
 }
 
 TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed in_proj tensors", "[aot][module]") {

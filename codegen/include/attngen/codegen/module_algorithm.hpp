@@ -4,7 +4,8 @@
 ///
 /// A module is defined whole (one pipeline: GPU code) or as one of its parts (CPU code), pipelines
 /// that the runtime runs one after the other over float32 buffers it allocates. The parts let every
-/// kernel variant share one compiled copy of the projections (see module_part).
+/// kernel variant share one compiled copy of the projections and the weights (see module_part); one
+/// linear layer serves all four projections.
 ///
 /// Halide dimension order is innermost first: a (B, L, E) tensor is indexed (c, i, b), an (L, B, E)
 /// one (c, b, i). Projections are computed batch-major, (feature, position, batch), whatever the
@@ -22,12 +23,13 @@ namespace attngen::codegen {
 
 /// Which pipeline of a module a module_algorithm defines. Buffers between parts are float32, in
 /// Halide order (innermost first): projected queries (n, i, b), keys and values (d, g, j, b) with the
-/// appended keys first, and the attention's result (e, h, i, b).
+/// appended keys first (the runtime writes those), and the attention's result (e, h, i, b).
 enum class module_part {
   whole,           ///< inputs to outputs in one pipeline
-  in_projection,   ///< inputs to projected queries, keys and values
+  projection,      ///< one linear layer, (c, i, b) of the element type to float32 (n, i, b): the runtime
+                   ///< runs it for the queries, the keys and the values, and with f32 elements for the output
   attention,       ///< projected queries, keys and values (and masks) to the attention's result
-  out_projection,  ///< the attention's result to the output
+  out_projection,  ///< one linear layer, float32 to the element type: the output of f16 and bf16 modules
   weights,         ///< projected queries and keys (and masks) to the weights output (need_weights)
 };
 
@@ -57,20 +59,23 @@ struct module_algorithm {
   Halide::ImageParam mask;                               ///< attn_mask of the described shape; only with one
   Halide::Param<bool> training{"training"};              ///< only with dropout: apply it in this call
   Halide::Param<uint64_t> seed{"seed"};                  ///< only with dropout
-  /// Inputs of the parts after in_projection: projected queries (n, i, b), keys (d, g, j, b) and
-  /// values (e, g, j, b) of the attention and weights parts; the attention's result (e, h, i, b) of
-  /// the out_projection part.
-  Halide::ImageParam projected_q_input, keys_input, values_input, attention_input;
+  /// Inputs of the projection and out_projection parts: x (c, i, b), W (c, n) in PyTorch's (out, in)
+  /// layout and its bias (n), only with bias.
+  Halide::ImageParam linear_input, linear_weight, linear_bias;
+  /// Inputs of the attention and weights parts: projected queries (n, i, b), keys (d, g, j, b) and
+  /// values (e, g, j, b).
+  Halide::ImageParam projected_q_input, keys_input, values_input;
 
   // Outputs.
-  Halide::Func output;   ///< (B, L, E) or (L, B, E)
+  Halide::Func output;   ///< (B, L, E) or (L, B, E); the projection parts' (n, i, b)
   Halide::Func weights;  ///< (B, H, L, S') per head or (B, L, S') averaged; only with need_weights
 
   Halide::Var c{"c"}, n{"n"}, i{"i"}, j{"j"}, h{"h"}, b{"b"}, column{"column"}, lane{"lane"};
 
   // Intermediate stages.
-  /// Separate projections, or with self_attention one over the packed weights (qkv_projection).
-  linear_funcs q_projection, k_projection, v_projection, qkv_projection, out_projection;
+  /// Separate projections, or with self_attention one over the packed weights (qkv_projection); the
+  /// projection parts' one linear layer (linear).
+  linear_funcs q_projection, k_projection, v_projection, qkv_projection, out_projection, linear;
   Halide::Func projected_q, projected_k, projected_v;  ///< (n, i, b): whichever projection computed them
   Halide::Func keys, values;  ///< (d, g, j, b): extra keys first, then the projected keys
   Halide::Func keys_by_feature;  ///< (j, d, g, b): keys with keys innermost, for the weights' q.k
@@ -88,8 +93,8 @@ struct module_algorithm {
   /// Arguments of the generated function, in order (see the member list above): the part's
   /// inputs, then its scalars.
   std::vector<Halide::Argument> arguments() const;
-  /// Output Funcs, in order: whole: output, [weights]; in_projection: projected_q, keys, values;
-  /// attention: attention.output; out_projection: output; weights: weights.
+  /// Output Funcs, in order: whole: output, [weights]; attention: attention.output; weights: weights;
+  /// projection and out_projection: output.
   std::vector<Halide::Func> outputs() const;
 };
 
@@ -99,15 +104,15 @@ struct module_algorithm {
 module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false,
                                module_part part = module_part::whole);
 
-/// The parts a module's CPU code runs in, in order: in_projection, attention, out_projection, and
-/// weights when the module outputs them.
+/// The parts a module's CPU code runs in: projection, attention, out_projection for f16 and bf16
+/// modules, and weights when the module outputs them.
 std::vector<module_part> cpu_module_parts(const mha_desc& desc);
 
 /// Whether `part`'s function takes the scalars training and seed when the module has dropout: the
 /// parts that weigh the values or output the weights (whole, attention, weights).
 bool takes_dropout_scalars(module_part part);
 
-/// The part's name: in_projection, attention, out_projection, weights (whole: "whole").
+/// The part's name: projection, attention, out_projection, weights (whole: "whole").
 const char* name_of(module_part part);
 
 /// The dropout hash as Halide Exprs: the uint32 of attngen::dropout_bits for the same arguments.

@@ -39,15 +39,16 @@ using generated_module_entry = int (*)(void* user_context, halide_buffer_t* cons
                                        std::uint64_t seed);
 
 /// A module's CPU code: parts run one after the other over float32 buffers the runtime allocates,
-/// projected queries (B, L, E), keys and values (B, S', KVH, D) with the appended keys first, and the
-/// attention's result (B, L, H, D). Members are named as codegen::name_of names the parts.
+/// projected queries (B, L, E), keys and values (B, S', KVH, D) with the appended keys first (written
+/// by the runtime), and the attention's result (B, L, H, D). Members are named as codegen::name_of
+/// names the parts.
 struct module_cpu_parts {
   /// The call's variant: projected queries, keys, values, [key_padding_mask], [attn_mask]; result.
   generated_module_entry attention = nullptr;
-  /// query, [key, value], the three projection weights, [their biases], [bias_k, bias_v]; projected
-  /// queries, keys, values.
-  generated_module_entry in_projection = nullptr;
-  /// The attention's result, out_weight, [out_bias]; output.
+  /// One linear layer, x (B, rows, in) of the element type, weight (out, in), [bias (out)]; float32
+  /// (B, rows, out): run for the queries, keys and values, and with f32 elements for the output.
+  generated_module_entry projection = nullptr;
+  /// The same from float32 x to the element type: the output of f16 and bf16 modules, else null.
   generated_module_entry out_projection = nullptr;
   /// Projected queries, keys, [key_padding_mask], [attn_mask]; attn_weights. Null without need_weights.
   generated_module_entry weights = nullptr;
