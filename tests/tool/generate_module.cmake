@@ -1,13 +1,21 @@
-# Generates a module with statistics and checks its parts: the projections once per target, shared
+# Generates modules with statistics and checks their parts: the projections once per target, shared
 # by the variants, and every part's code in one CPU library. GENERATOR, OUTPUT_DIR are given.
-file(REMOVE_RECURSE ${OUTPUT_DIR})
-execute_process(
-  COMMAND ${GENERATOR} generate --describe "kind = module; embed_dim = 32; heads = 4; need_weights = per_head"
-          --name encoder --output-dir ${OUTPUT_DIR} --stats --target x86-64-linux
-  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT status EQUAL 0)
-  message(FATAL_ERROR "generate failed:\n${err}")
-endif()
+
+# Generates the module `description` as `name` for x86-64-linux into a fresh OUTPUT_DIR; its
+# statistics go to `out`.
+function(generate_module description name)
+  file(REMOVE_RECURSE ${OUTPUT_DIR})
+  execute_process(
+    COMMAND ${GENERATOR} generate --describe "${description}" --name ${name} --output-dir ${OUTPUT_DIR} --stats
+            --target x86-64-linux
+    RESULT_VARIABLE status OUTPUT_VARIABLE stats ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "generate failed:\n${err}")
+  endif()
+  set(out "${stats}" PARENT_SCOPE)
+endfunction()
+
+generate_module("kind = module; embed_dim = 32; heads = 4; need_weights = per_head" encoder)
 foreach(part general short_keys single_query short_queries projection weights)
   string(REGEX MATCHALL "encoder +x86-64-linux +${part} +[0-9.]+ +[0-9.]+" rows "${out}")
   list(LENGTH rows count)
@@ -28,14 +36,7 @@ if(NOT EXISTS ${OUTPUT_DIR}/encoder_halide_cpu.a)
   message(FATAL_ERROR "generate did not write encoder_halide_cpu.a")
 endif()
 # A self-attention module is generated without single_query (short_keys serves its shortest calls).
-file(REMOVE_RECURSE ${OUTPUT_DIR})
-execute_process(
-  COMMAND ${GENERATOR} generate --describe "kind = module; embed_dim = 32; heads = 4; self_attention = true"
-          --name self_attention --output-dir ${OUTPUT_DIR} --stats --target x86-64-linux
-  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT status EQUAL 0)
-  message(FATAL_ERROR "generate failed:\n${err}")
-endif()
+generate_module("kind = module; embed_dim = 32; heads = 4; self_attention = true" self_attention)
 if(out MATCHES "single_query" OR EXISTS ${OUTPUT_DIR}/self_attention_halide_single_query.h)
   message(FATAL_ERROR "a self-attention module was generated with single_query:\n${out}")
 endif()
