@@ -326,6 +326,29 @@ class part_buffer {
   std::unique_ptr<float[]> data_;
 };
 
+// A module's mask as its CPU parts read it. They read the masks for every key, the appended ones
+// included (their scores select past the masks), so with no input keys, where a mask has no element
+// to read, zeros shaped as the mask with one key stand in: they hide and add nothing. Held for the
+// call.
+class module_mask {
+ public:
+  module_mask(const tensor_view& mask, bool no_input_keys) : view(mask) {
+    if (!no_input_keys || mask.empty()) return;
+    view.shape[view.rank - 1] = 1;
+    std::int64_t count = 1;
+    for (int d = view.rank - 1; d >= 0; --d) {
+      view.strides[d] = count;
+      count *= view.shape[d];
+    }
+    zeros_.assign(std::size_t(count) * size_of(view.type), 0);
+    view.data = zeros_.data();
+  }
+  tensor_view view;
+
+ private:
+  std::vector<std::uint8_t> zeros_;
+};
+
 // A module's (B, L, F) or (L, B, F) sequence tensor as (B, L, F).
 tensor_view batch_major(const tensor_view& sequence, bool batch_first) {
   tensor_view view = sequence;
@@ -410,16 +433,17 @@ status run_module_parts(const mha_desc& desc, const mha_args& args, const module
   const tensor_view output = batch_major(args.output, desc.batch_major);
   write_appended_keys(keys.view, w.bias_k, extra);
   write_appended_keys(values.view, w.bias_v, extra);
+  const bool keys_projected = lengths.keys > extra;
+  const module_mask key_padding(args.key_padding_mask, !keys_projected), attn_mask(args.attn_mask, !keys_projected);
 
   const tensor_view* project_query[] = {&query, &w.q_weight, &w.q_bias, &projected_q.view};
   const tensor_view* project_key[] = {&key, &w.k_weight, &w.k_bias, &projected_keys};
   const tensor_view* project_value[] = {&value, &w.v_weight, &w.v_bias, &projected_values};
-  const tensor_view* attend[] = {&projected_q.view, &keys.view, &values.view, &args.key_padding_mask,
-                                 &args.attn_mask, &attention.view};
+  const tensor_view* attend[] = {&projected_q.view, &keys.view,      &values.view,
+                                 &key_padding.view, &attn_mask.view, &attention.view};
   const tensor_view* project_output[] = {&attention_rows, &w.out_weight, &w.out_bias, &output};
-  const tensor_view* weights[] = {&projected_q.view, &keys.view, &args.key_padding_mask, &args.attn_mask,
+  const tensor_view* weights[] = {&projected_q.view, &keys.view, &key_padding.view, &attn_mask.view,
                                   &args.attn_weights};
-  const bool keys_projected = lengths.keys > extra;
   int result = run_part(parts.projection, context, host, project_query, 1, args);
   if (result == 0 && keys_projected) result = run_part(parts.projection, context, host, project_key, 1, args);
   if (result == 0 && keys_projected) result = run_part(parts.projection, context, host, project_value, 1, args);
@@ -498,6 +522,11 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
     return gpu.fill_rows(args.output, args.weights.out_bias);
   }
   if (device == device_kind::host) return run_module_parts(desc, args, entries.cpu, lengths, context, gpu);
+  // The GPU pipeline takes S from the key tensor and reads its rows for the appended keys too.
+  if (lengths.keys == desc.extra_keys())
+    return status(error_code::wrong_shape,
+                  "key: no input keys (S = 0) with appended keys (add_bias_kv, add_zero_attn) runs on the CPU "
+                  "only; on a GPU give at least one key");
 
   const mha_weights& w = args.weights;
   const tensor_view* views[] = {&args.query,  module_input_view(desc, args.key), module_input_view(desc, args.value),

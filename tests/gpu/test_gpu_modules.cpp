@@ -105,6 +105,17 @@ TEST_CASE(GPU_CASE("bf16 GQA module with bottom-right causality and a boolean ma
       placement::device_tensors);
 }
 
+TEST_CASE(GPU_CASE("module with no input keys but appended ones is refused on the GPU, nothing written"),
+          "[gpu][module]") {
+  const module_problem p = make_random_module_problem(gpu_module_all_options::description, 2, 5, 0, 20);
+  aot_module_call call(p);
+  const std::vector<float> untouched = call.output();
+  const status s = run_module_on_gpu<gpu_module_all_options>(call, placement::host_tensors_copied);
+  CHECK(s.code() == error_code::wrong_shape);
+  CHECK_THAT(s.message(), Catch::Matchers::StartsWith("key: no input keys"));
+  CHECK(call.output() == untouched);
+}
+
 TEST_CASE(GPU_CASE("module dropout on the GPU drops the same weights as on the CPU"), "[gpu][module]") {
   module_problem p = make_random_module_problem(gpu_module_all_options::description, 2, 19, 23, 13);
   p.training = true;

@@ -77,6 +77,11 @@ TEST_CASE("AOT bf16 module with bias_kv and a zero key, sequence-first, matches 
                                           make_random_module_problem(desc, 3, 1, 1, 19)});
 }
 
+TEST_CASE("AOT module with no input keys attends to its appended bias_k and zero keys only", "[aot][module]") {
+  constexpr auto desc = test_kernels::module_all_options;
+  check_against_pytorch<aot_module_all_options>({make_random_module_problem(desc, 2, 5, 0, 20)});
+}
+
 TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed in_proj tensors", "[aot][module]") {
   const module_problem p = make_random_module_problem(test_kernels::module_encoder, 2, 7, 9, 8);
   aot_module_call direct(p), loaded(p);
