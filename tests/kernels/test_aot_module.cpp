@@ -63,18 +63,12 @@ TEST_CASE("AOT self-attention module, generated without single_query, matches Py
                                                     make_random_module_problem(desc, 2, 20, 20, 15)});
 }
 
-TEST_CASE("AOT f16 module with bias_kv and a zero key, sequence-first, matches PyTorch within f16 rounding",
-          "[aot][module]") {
-  constexpr auto desc = test_kernels::module_f16;
-  check_against_pytorch<aot_module_f16>({make_random_module_problem(desc, 2, 5, 9, 16),
-                                         make_random_module_problem(desc, 3, 1, 1, 17)});
-}
-
-TEST_CASE("AOT bf16 module with bias_kv and a zero key, sequence-first, matches PyTorch within bf16 rounding",
-          "[aot][module]") {
-  constexpr auto desc = test_kernels::module_bf16;
-  check_against_pytorch<aot_module_bf16>({make_random_module_problem(desc, 2, 5, 9, 18),
-                                          make_random_module_problem(desc, 3, 1, 1, 19)});
+TEMPLATE_TEST_CASE("AOT half-precision module with bias_kv and a zero key, sequence-first, matches PyTorch within "
+                   "its rounding",
+                   "[aot][module]", aot_module_f16, aot_module_bf16) {
+  constexpr auto desc = TestType::description;
+  check_against_pytorch<TestType>({make_random_module_problem(desc, 2, 5, 9, 16),
+                                   make_random_module_problem(desc, 3, 1, 1, 17)});
 }
 
 TEST_CASE("AOT module with no input keys attends to its appended bias_k and zero keys only", "[aot][module]") {
