@@ -88,7 +88,7 @@ TEST_CASE(GPU_CASE("module with every option on device tensors matches PyTorch")
       placement::device_tensors);
 }
 
-TEST_CASE(GPU_CASE("module with PyTorch's defaults (self-attention, sequence-first, averaged weights) matches PyTorch"),
+TEST_CASE(GPU_CASE("module with PyTorch's defaults (sequence-first, averaged weights) matches PyTorch"),
           "[gpu][module]") {
   constexpr auto desc = gpu_module_encoder::description;
   check_module_on_gpu<gpu_module_encoder>(

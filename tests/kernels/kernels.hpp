@@ -38,7 +38,7 @@ inline constexpr auto module_all_options = attngen::multihead_attention()
                                                .attn_mask(attngen::mask_kind::additive, attngen::attn_mask_shape::bh_l_s)
                                                .need_weights(attngen::weights_output::per_head);
 
-/// A PyTorch-default encoder self-attention module (bias, sequence-first), weights averaged.
+/// A module with PyTorch's defaults (bias, sequence-first, key and value given apart), weights averaged.
 inline constexpr auto module_encoder =
     attngen::multihead_attention().embed_dim(64).heads(4).need_weights(attngen::weights_output::averaged);
 
