@@ -247,8 +247,8 @@ void define_linear_part(module_algorithm& m, Type element, Type input, Type outp
   if (m.desc.projection_bias) m.linear_bias = ImageParam(element, 1, "bias");
   Func x("x_float");
   x(c, i, b) = cast<float>(m.linear_input(c, i, b));
-  m.query_length = m.linear_input.dim(1).extent();
-  m.linear = define_linear("linear", x, 1, m.query_length, float_matrix(m, m.linear_weight),
+  const Expr rows = m.linear_input.dim(1).extent();
+  m.linear = define_linear("linear", x, 1, rows, float_matrix(m, m.linear_weight),
                            float_vector(m, m.linear_bias), m.linear_weight.dim(0).extent(),
                            m.linear_weight.dim(1).extent(), m);
   m.output = Func("output");

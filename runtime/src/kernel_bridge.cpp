@@ -1,7 +1,6 @@
 #include "attngen/runtime/kernel_bridge.hpp"
 
 #include <algorithm>
-#include <utility>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -11,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "HalideRuntimeCuda.h"
