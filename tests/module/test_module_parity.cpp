@@ -65,7 +65,7 @@ TEST_CASE("module with kdim and vdim unlike embed_dim matches PyTorch, E24 H4 kd
   check_against_pytorch(base.kdim(10).vdim(6));
 }
 
-TEST_CASE("module with self-attention (one packed projection) matches PyTorch given query as key and value, E24 H4") {
+TEST_CASE("module with self-attention matches PyTorch given query as key and value, E24 H4") {
   check_against_pytorch(base.self_attention(true));
   check_against_pytorch(base.self_attention(true).kv_heads(2).batch_first(true).need_weights(weights_output::averaged));
 }
