@@ -133,6 +133,22 @@ module_lengths lengths_of(const mha_args& args, const mha_desc& desc) {
           key.shape[sequence_dim] + desc.extra_keys()};
 }
 
+// A dense host tensor of `t`'s shape and type, its elements zero bytes, stored in `bytes`.
+tensor_view dense_host_like(const tensor_view& t, std::vector<std::uint8_t>& bytes) {
+  std::int64_t count = 1;
+  for (int d = 0; d < t.rank; ++d) count *= t.shape[d];
+  bytes.assign(std::size_t(count) * size_of(t.type), 0);
+  tensor_view dense = t;
+  dense.data = bytes.data();
+  dense.device = device_kind::host;
+  std::int64_t stride = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    dense.strides[d] = stride;
+    stride *= t.shape[d];
+  }
+  return dense;
+}
+
 // What a call on a GPU does around the kernel: device tensors are wrapped (never copied), host
 // tensors are copied in before and out after, and everything is let go of afterwards. On the host
 // it does nothing.
@@ -205,26 +221,6 @@ class gpu_call {
   }
 
  private:
-  static std::int64_t element_count(const tensor_view& t) {
-    std::int64_t count = 1;
-    for (int d = 0; d < t.rank; ++d) count *= t.shape[d];
-    return count;
-  }
-
-  // A dense host tensor of `t`'s shape and type, stored in `bytes`.
-  static tensor_view dense_host_like(const tensor_view& t, std::vector<std::uint8_t>& bytes) {
-    bytes.assign(std::size_t(element_count(t)) * size_of(t.type), 0);
-    tensor_view dense = t;
-    dense.data = bytes.data();
-    dense.device = device_kind::host;
-    std::int64_t stride = 1;
-    for (int d = t.rank - 1; d >= 0; --d) {
-      dense.strides[d] = stride;
-      stride *= t.shape[d];
-    }
-    return dense;
-  }
-
   // Copies the elements of `from` into `to`, one of them on the device and the other on the host.
   status transfer(const tensor_view& from, const tensor_view& to) {
     halide_view source(from, true), target(to, true);
@@ -334,14 +330,9 @@ class module_mask {
  public:
   module_mask(const tensor_view& mask, bool no_input_keys) : view(mask) {
     if (!no_input_keys || mask.empty()) return;
-    view.shape[view.rank - 1] = 1;
-    std::int64_t count = 1;
-    for (int d = view.rank - 1; d >= 0; --d) {
-      view.strides[d] = count;
-      count *= view.shape[d];
-    }
-    zeros_.assign(std::size_t(count) * size_of(view.type), 0);
-    view.data = zeros_.data();
+    tensor_view one_key = mask;
+    one_key.shape[one_key.rank - 1] = 1;
+    view = dense_host_like(one_key, zeros_);
   }
   tensor_view view;
 
