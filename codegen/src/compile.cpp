@@ -1,7 +1,7 @@
 #include "attngen/codegen/compile.hpp"
 
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -202,9 +202,9 @@ void merge_cpu_libraries(const kernel_request& request, const resolved_request& 
   for (const std::string& library : part_libraries) std::filesystem::remove(library);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+// A part's cost is the processor time of its process (lowering and LLVM run on one thread): what
+// generating it takes, not how long it waited for a core while other builds ran.
+double cpu_seconds() { return double(std::clock()) / CLOCKS_PER_SEC; }
 
 bool wants(const kernel_request& request, inspection what) {
   return std::find(request.inspections.begin(), request.inspections.end(), what) != request.inspections.end();
@@ -271,10 +271,10 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
     const std::size_t n = std::size_t(part) - parts.size();
     const std::string function = halide_function_name(request.name, r.gpu_apis.at(n));
     const std::string prefix = request.output_directory + "/" + function;
-    const auto start = std::chrono::steady_clock::now();
+    const double start = cpu_seconds();
     const Halide::Module m = gpu_module(r, n, function);
     m.compile({{Halide::OutputFileType::static_library, prefix + ".a"}, {Halide::OutputFileType::c_header, prefix + ".h"}});
-    costs.push_back({r.gpu_target_names[n], r.gpu_apis[n], seconds_since(start),
+    costs.push_back({r.gpu_target_names[n], r.gpu_apis[n], cpu_seconds() - start,
                      object_bytes_for(archive_members(prefix + ".a"), r.gpu_targets[n], true)});
     if (wants(request, inspection::gpu_source)) write_gpu_source(request, r, m, n);
     return costs;
@@ -285,9 +285,9 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
   const std::string function = halide_function_name(request.name, cpu.name());
   const bool inspected = cpu.is_variant() && cpu.variant == kernel_variant::general;
   // Halide calls module_for once per target, in the order given.
-  std::vector<std::chrono::steady_clock::time_point> starts;
+  std::vector<double> starts;
   auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
-    starts.push_back(std::chrono::steady_clock::now());
+    starts.push_back(cpu_seconds());
     Halide::Module m = cpu_module(r, cpu, fn_name, target);
     if (inspected) write_cpu_inspections(request, r, m, starts.size() - 1);
     return m;
@@ -297,11 +297,11 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
                               {{Halide::OutputFileType::static_library, library},
                                {Halide::OutputFileType::c_header, request.output_directory + "/" + function + ".h"}},
                               r.targets, {}, module_for);
-  const auto end = std::chrono::steady_clock::now();
+  const double end = cpu_seconds();
   const auto members = archive_members(library);
   for (std::size_t t = 0; t < r.targets.size() && t < starts.size(); ++t) {
-    const auto finished = t + 1 < starts.size() ? starts[t + 1] : end;
-    costs.push_back({r.target_names[t], cpu.name(), std::chrono::duration<double>(finished - starts[t]).count(),
+    const double finished = t + 1 < starts.size() ? starts[t + 1] : end;
+    costs.push_back({r.target_names[t], cpu.name(), finished - starts[t],
                      object_bytes_for(members, r.targets[t], r.targets.size() == 1)});
   }
   return costs;

@@ -52,12 +52,15 @@ generate
                     run a few percent slower.
   --namespace NS    C++ namespace of the wrapper struct
   --jobs N          parts generated at once, in child processes (default: the CPU's threads)
-  --stats           a table of generation time and object size per kernel, target and part
+  --stats           a table of generation time (the processor time of the part's process, so
+                    other builds running do not inflate it) and object size per kernel, target
+                    and part
   --emit WHAT       inspection outputs, also into DIR: stmt_html (Halide's lowered statement, per
                     CPU target), assembly (per CPU target), gpu_source (PTX for cuda, OpenCL C
                     for opencl); for the general variant; mlir (the MLIR export, as `attngen
                     mlir` writes it). Repeat for several.
-  Progress, and each kernel's time and object size per target, go to stderr.
+  Progress, and each kernel's wall time and, per target, processor time and object size, go to
+  stderr.
 
   Description keys (the DSL's knobs; see attngen/text_format.hpp and module_text_format.hpp):
     heads, kv_heads, head_dim, v_head_dim, causal (none|top_left|bottom_right),
@@ -193,7 +196,7 @@ int export_mlir(const options& o) {
   return 0;
 }
 
-// Per target: the kernel's time (its variants' sum) and object bytes.
+// Per target: the kernel's processor time (its parts' sum) and object bytes, after its wall time.
 void report_kernel(const std::string& name, const std::vector<attngen::codegen::build_cost>& costs, double wall) {
   std::map<std::string, std::pair<double, std::uint64_t>> per_target;
   std::vector<std::string> order;
@@ -204,12 +207,12 @@ void report_kernel(const std::string& name, const std::vector<attngen::codegen::
   }
   std::fprintf(stderr, "attngen: %s generated in %.2f s\n", name.c_str(), wall);
   for (const auto& target : order)
-    std::fprintf(stderr, "attngen:   %-45s %6.2f s %7.1f KB\n", target.c_str(), per_target[target].first,
+    std::fprintf(stderr, "attngen:   %-45s %6.2f s CPU %7.1f KB\n", target.c_str(), per_target[target].first,
                  per_target[target].second / 1024.0);
 }
 
 void print_stats(const std::vector<std::pair<std::string, std::vector<attngen::codegen::build_cost>>>& kernels) {
-  std::printf("%-24s %-45s %-14s %9s %10s\n", "kernel", "target", "part", "seconds", "object KB");
+  std::printf("%-24s %-45s %-14s %9s %10s\n", "kernel", "target", "part", "CPU s", "object KB");
   for (const auto& [name, costs] : kernels)
     for (const auto& c : costs)
       std::printf("%-24s %-45s %-14s %9.2f %10.1f\n", name.c_str(), c.target.c_str(), c.part.c_str(), c.seconds,

@@ -21,8 +21,8 @@ foreach(kernel prefill windowed)
   if(EXISTS ${OUTPUT_DIR}/${kernel}_halide_general.a)
     message(FATAL_ERROR "the general variant's own library was left beside ${kernel}_halide_cpu.a")
   endif()
-  # Progress: each kernel's time, and time and size per target.
-  if(NOT err MATCHES "${kernel} generated in [0-9.]+ s" OR NOT err MATCHES "x86-64-linux +[0-9.]+ s +[0-9.]+ KB")
+  # Progress: each kernel's wall time, and processor time and size per target.
+  if(NOT err MATCHES "${kernel} generated in [0-9.]+ s" OR NOT err MATCHES "x86-64-linux +[0-9.]+ s CPU +[0-9.]+ KB")
     message(FATAL_ERROR "no time per kernel and target on stderr:\n${err}")
   endif()
   # Statistics: one row per kernel, target and part.

@@ -42,7 +42,8 @@ struct build_cost {
   std::string target;  ///< the Halide target string given
   std::string part;    ///< a kernel variant (general, short_keys, ...), a module's shared part
                        ///< (projection, out_projection, weights) or a GPU API (cuda, opencl)
-  double seconds = 0;  ///< lowering and code generation (with several CPU targets, each target's share)
+  double seconds = 0;  ///< processor time of lowering and code generation (with several CPU targets,
+                       ///< each target's share)
   std::uint64_t object_bytes = 0;
 };
 
