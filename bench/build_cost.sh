@@ -31,7 +31,7 @@ awk -v rounds="$rounds" '
     kb[$1, key] += $6
   }
   END {
-    printf "%-26s %-38s %15s %10s\n", "kernel", "target", "CPU seconds", "object KB"
+    printf "%-30s %-38s %15s %10s\n", "kernel", "target", "CPU seconds", "object KB"
     over = 0
     for (n = 1; n <= keys; ++n) {
       key = order[n]
@@ -44,7 +44,7 @@ awk -v rounds="$rounds" '
       }
       flag = (slowest > 3 || largest > 300) ? "  over the limit" : ""
       if (flag != "") ++over
-      printf "%-26s %-38s %6.2f - %6.2f %10.1f%s\n", part[1], part[2], fastest, slowest, largest, flag
+      printf "%-30s %-38s %6.2f - %6.2f %10.1f%s\n", part[1], part[2], fastest, slowest, largest, flag
     }
     printf "\n%d of %d kernel-target pairs over 3 s or 300 KB in their slowest of %d rounds\n", over, keys, rounds
   }' "$scratch/parts"
