@@ -173,7 +173,7 @@ struct attention_algorithm {
   Halide::RDom pv_reduction;     ///< over keys of a block
   Halide::RDom key_blocks;       ///< over the key blocks merged, trimmed by causality; undefined with split_per_block
   Halide::RDom splits;           ///< over key splits; defined only with split_per_block
-  Halide::RDom visibility_reduction;  ///< over a block's key vectors and the tile's rows (run-time visibility)
+  Halide::RDom visibility_reduction;  ///< over the tile's rows and a block's key vectors (run-time visibility)
 
   /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures].
   std::vector<Halide::Argument> arguments() const;
