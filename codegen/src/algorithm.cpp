@@ -74,16 +74,20 @@ Expr modified_score(const attention_algorithm& a, Expr scaled_dot, Expr key_clam
   return lower_modifier(a.desc.score_modifier, a.desc.captures, a.captures, at);
 }
 
-// A key or query index clamped into [0, length), as the modifiers see it. Where keys or rows lie in
-// vector lanes, Halide's loop partitioning removes a clamped vector of consecutive indices (a
-// captured tensor's read) from all but the last key block or row tile by copying the whole block
-// body for the last one: a quarter more generation time for such a variant. With
-// blocking::modifier_reads_gather, bitwise or with a zero Halide cannot prove zero leaves the index
-// as it is but no longer a vector of consecutive indices: nothing is copied, and the reads are
-// gathers in every block.
+// An index clamped into [0, length) for a gathered read. Where keys or rows lie in vector lanes,
+// Halide's loop partitioning removes a clamped vector of consecutive indices (a captured tensor's
+// read) from all but the last key block or row tile by copying the whole block body for the last
+// one. Bitwise or with a zero Halide cannot prove zero leaves the index as it is but no longer a
+// vector of consecutive indices: nothing is copied, and the reads are gathers in every block.
+Expr gathered_index(const attention_algorithm& a, Expr index, Expr length) {
+  return clamp(index | a.sources.unproven_zero, 0, length - 1);
+}
+
+// A key or query index clamped into [0, length), as the modifiers see it: gathered with
+// blocking::modifier_reads_gather (the copy costs a quarter more generation time for such a variant).
 Expr modifier_index(const attention_algorithm& a, Expr index, Expr length) {
   if (!a.tiles.modifier_reads_gather) return clamp(index, 0, length - 1);
-  return clamp(index | a.sources.unproven_zero, 0, length - 1);
+  return gathered_index(a, index, length);
 }
 
 // Index expressions of a tile's rows and a block's keys, shared by every block Func.
@@ -191,11 +195,10 @@ void define_block_visibility(attention_algorithm& a) {
   const int lanes = a.tiles.lanes;
   const bool per_head = detail::reads(mask, expr_op::head);
   const int rows = per_head ? tile_queries * group : tile_queries;
-  // The key index is or-ed with the unproven zero (see modifier_index): as a clamped vector of
-  // consecutive keys, loop partitioning copied the table's code for the last block: 3-4% of the
-  // generation time of example 03's kernel, 5-7% with every run-time input. Rows innermost, so a key
-  // vector's reads serve every row.
-  // Measured: the same speed within 2% (example 03's kernel, B1 L2048 and decoding, AVX2 and AVX-512).
+  // Keys are gathered (gathered_index): as a clamped vector of consecutive keys, loop partitioning
+  // copied the table's code for the last block, 3-4% of the generation time of example 03's kernel
+  // and 5-7% with every run-time input. Rows innermost, so a key vector's reads serve every row.
+  // Measured as fast within 2% (example 03's kernel, B1 L2048 and decoding, AVX2 and AVX-512).
   a.visibility_reduction = RDom(0, rows, 0, block_keys / lanes, "rvis");
   const Expr row = a.visibility_reduction.x, key_vector = a.visibility_reduction.y;
   const Expr key = kb * block_keys + key_vector * lanes + lane;
@@ -204,7 +207,7 @@ void define_block_visibility(attention_algorithm& a) {
   const Expr in_range = key < key_length && query < query_length;
   const Expr visible = lower_modifier(mask, desc.captures, a.captures,
                                       {Expr(), b, head, clamp(query, 0, query_length - 1),
-                                       clamp(key | a.sources.unproven_zero, 0, key_length - 1), query_length, key_length});
+                                       gathered_index(a, key, key_length), query_length, key_length});
   a.block_visibility_lanes = Func("block_visibility_lanes");
   a.block_visibility_lanes(lane, kb, it, g, b) = no_bits;
   a.block_visibility_lanes(lane, kb, it, g, b) =
