@@ -1,6 +1,7 @@
 #include "attngen/codegen/algorithm.hpp"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -43,10 +44,12 @@ Expr additive_mask_at(const ImageParam& mask, mask_shape shape, Expr key, Expr q
   return Expr();
 }
 
-// True where the mask modifier hides the key from the query (indices clamped into range).
-Expr modifier_hides(const attention_algorithm& a, Expr key_clamped, Expr query_clamped, Expr head, Expr batch) {
+// True where the mask modifier hides the key from the query (indices clamped into range); reads at
+// the key alone from `key_read` where given (modifier_leaves::key_read).
+Expr modifier_hides(const attention_algorithm& a, Expr key_clamped, Expr query_clamped, Expr head, Expr batch,
+                    std::function<Expr(int)> key_read = {}) {
   const modifier_leaves at{Expr(), batch, head, query_clamped, key_clamped, a.sources.query_length,
-                           a.sources.key_length};
+                           a.sources.key_length, std::move(key_read)};
   return !lower_modifier(a.desc.mask_modifier, a.desc.captures, a.captures, at);
 }
 
@@ -65,12 +68,13 @@ Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Exp
   return masked;
 }
 
-// The scaled score after the description's score modifier.
+// The scaled score after the description's score modifier; reads at the key alone from `key_read`
+// where given.
 Expr modified_score(const attention_algorithm& a, Expr scaled_dot, Expr key_clamped, Expr query_clamped, Expr head,
-                    Expr batch) {
+                    Expr batch, std::function<Expr(int)> key_read = {}) {
   if (!a.desc.has_score_mod()) return scaled_dot;
   const modifier_leaves at{scaled_dot, batch, head, query_clamped, key_clamped, a.sources.query_length,
-                           a.sources.key_length};
+                           a.sources.key_length, std::move(key_read)};
   return lower_modifier(a.desc.score_modifier, a.desc.captures, a.captures, at);
 }
 
@@ -90,6 +94,38 @@ Expr modifier_index(const attention_algorithm& a, Expr index, Expr length) {
   return gathered_index(a, index, length);
 }
 
+// A block's staged reads at the key alone (blocking::stage_key_reads): each distinct read is a Func
+// (j, kb, b) of the block's keys, the key clamped there.
+class key_read_staging {
+ public:
+  key_read_staging(const attention_algorithm& a, const std::string& prefix, std::vector<Func>& staged)
+      : a_(a), prefix_(prefix), staged_(staged) {}
+
+  // modifier_leaves::key_read for `graph` at the block's key `key_in_block`; none without staging.
+  std::function<Expr(int)> reads_of(const modifier_graph& graph, Expr key_in_block) {
+    if (!a_.tiles.stage_key_reads) return {};
+    return [this, &graph, key_in_block](int node) { return staged(graph, node)(key_in_block, a_.kb, a_.b); };
+  }
+
+ private:
+  Func staged(const modifier_graph& graph, int node) {
+    const Var j = a_.j, kb = a_.kb, b = a_.b;
+    const Expr key = gathered_index(a_, kb * a_.tiles.key_block + j, a_.sources.key_length);
+    const modifier_leaves at{Expr(), b, Expr(), Expr(), key, a_.sources.query_length, a_.sources.key_length, {}};
+    const Expr value = lower_modifier_node(graph, a_.desc.captures, a_.captures, at, node);
+    for (const Func& read : staged_)
+      if (Internal::equal(read.value(), value)) return read;
+    Func read(prefix_ + "key_read_" + std::to_string(staged_.size()));
+    read(j, kb, b) = value;
+    staged_.push_back(read);
+    return read;
+  }
+
+  const attention_algorithm& a_;
+  const std::string prefix_;
+  std::vector<Func>& staged_;
+};
+
 // Index expressions of a tile's rows and a block's keys, shared by every block Func.
 struct tile_indices {
   Expr query, head, query_clamped, key, key_clamped;
@@ -103,14 +139,17 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   const Var e = a.e, j = a.j, ii = a.ii, kb = a.kb, it = a.it, g = a.g, b = a.b, lane = a.lane;
   const int lanes = a.tiles.lanes;
   block_funcs f;
+  key_read_staging staging(a, prefix, f.key_reads);
   f.dot = Func(prefix + "dot");
   f.dot(j, ii, kb, it, g, b) = 0.0f;
   f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
-  Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.modifier_key, at.modifier_query, at.head, b);
+  Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.modifier_key, at.modifier_query, at.head, b,
+                                  staging.reads_of(a.desc.score_modifier, j));
   Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b);
   if (a.desc.has_mask_mod() && !modifier_per_block)
-    masked = masked || modifier_hides(a, at.modifier_key, at.modifier_query, at.head, b);
+    masked = masked || modifier_hides(a, at.modifier_key, at.modifier_query, at.head, b,
+                                      staging.reads_of(a.desc.mask_modifier, j));
   if (a.sources.additive.defined()) {
     Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, b);
     raw_score += bias;
@@ -124,8 +163,9 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
     const RVar key_in_block = f.modifier_masked_keys.x;
     const Expr key_clamped = modifier_index(a, kb * a.tiles.key_block + key_in_block, a.sources.key_length);
     f.score(key_in_block, ii, kb, it, g, b) =
-        select(modifier_hides(a, key_clamped, at.modifier_query, at.head, b), masked_score,
-               f.score(key_in_block, ii, kb, it, g, b));
+        select(modifier_hides(a, key_clamped, at.modifier_query, at.head, b,
+                              staging.reads_of(a.desc.mask_modifier, key_in_block)),
+               masked_score, f.score(key_in_block, ii, kb, it, g, b));
   }
 
   // Row maximum of a block: lane-parallel partial maxima, then across lanes.
@@ -401,9 +441,12 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     a.qk_reduction.where(block_start + (j / group_keys) * group_keys <= last_visible_key);
     a.pv_reduction.where(block_start + a.pv_reduction <= last_visible_key);
   }
+  // With rows in lanes, the masks' reads at the tile's queries are gathered (gathered_index): clamped,
+  // loop partitioning split the score's row loop in three copies.
+  const bool rows_in_lanes = tiles.qk == qk_layout::rows_in_lanes;
   const tile_indices indices{query,
                              head,
-                             query_clamped,
+                             rows_in_lanes ? gathered_index(a, query, query_length) : query_clamped,
                              key,
                              key_clamped,
                              modifier_index(a, query, query_length),

@@ -18,6 +18,7 @@ class modifier_lowering {
 
   Expr lower(int index) {
     const expr_node& node = graph_.nodes[index];
+    if (leaves_.key_read && reads_at_key_alone(graph_, index)) return leaves_.key_read(index);
     std::vector<Expr> operands;
     for (int o = 0; o < node.operand_count; ++o) operands.push_back(lower(node.operands[o]));
     switch (node.op) {
@@ -106,6 +107,15 @@ class modifier_lowering {
 
 Type type_of(capture_type t) { return t == capture_type::i32 ? Int(32) : Float(32); }
 
+// Whether the subgraph under `node` has a leaf of kind `leaf`.
+bool uses(const modifier_graph& graph, int node, expr_op leaf) {
+  const expr_node& n = graph.nodes[node];
+  if (n.op == leaf) return true;
+  for (int o = 0; o < n.operand_count; ++o)
+    if (uses(graph, n.operands[o], leaf)) return true;
+  return false;
+}
+
 }  // namespace
 
 capture_params capture_params::declare(const capture_table& captures) {
@@ -126,7 +136,17 @@ std::vector<Argument> capture_params::arguments() const {
 
 Expr lower_modifier(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
                     const modifier_leaves& leaves) {
-  return modifier_lowering(graph, captures, params, leaves).lower(graph.count - 1);
+  return lower_modifier_node(graph, captures, params, leaves, graph.count - 1);
+}
+
+Expr lower_modifier_node(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
+                         const modifier_leaves& leaves, int node) {
+  return modifier_lowering(graph, captures, params, leaves).lower(node);
+}
+
+bool reads_at_key_alone(const modifier_graph& graph, int node) {
+  return graph.nodes[node].op == expr_op::tensor_read && uses(graph, node, expr_op::key) &&
+         !uses(graph, node, expr_op::score) && !uses(graph, node, expr_op::query) && !uses(graph, node, expr_op::head);
 }
 
 }  // namespace attngen::codegen

@@ -116,7 +116,9 @@ attention_sources module_sources(module_algorithm& m) {
   src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? m.key_length - m.query_length : Expr(extra);
   src.causally_free_keys = extra;
 
-  const Expr is_input_key = j >= extra;
+  // Or-ed with the unproven zero: a test loop partitioning can solve for the key block made it copy the
+  // block body for the first block, in every variant.
+  const Expr is_input_key = (j | src.unproven_zero) >= extra;
   const Expr input_key = max(j - extra, 0);
   auto on_input_keys = [&](Expr e, Expr otherwise) { return extra == 0 ? e : select(is_input_key, e, otherwise); };
   Expr hidden, additive;

@@ -31,7 +31,9 @@ void stage_keys(attention_algorithm& a, const LoopLevel& task) {
   switch (a.tiles.qk) {
     case qk_layout::keys_in_lanes:
       // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
-      a.key_block.compute_at(task).vectorize(a.j, lanes);
+      // Its block dimension pinned: Halide otherwise widens it past the block with staged reads at the
+      // key (blocking::stage_key_reads), unaligning every load of it.
+      a.key_block.compute_at(task).bound(a.j, 0, a.tiles.key_block).vectorize(a.j, lanes);
       break;
     case qk_layout::rows_in_lanes:
       // K copied once per task into dense rows (stored rows lie KVH x D apart, often 4 KiB, one L1
@@ -106,10 +108,13 @@ void schedule_scores_along_head_dim(attention_algorithm& a, block_funcs& f, cons
   Var u("u");
   RVar rdo("rdo"), rdi("rdi");
   f.score.compute_at(per_block).vectorize(a.j, lanes);
+  // One block: the staged reads at the key (stage_key_reads) would otherwise leave Halide a range of
+  // blocks here, sized at run time (measured 1.5x slower decoding).
   f.dot.compute_at(per_block)
       .store_in(MemoryType::Stack)
       .bound(a.j, 0, a.tiles.key_block)
-      .bound(a.ii, 0, tile_rows);
+      .bound(a.ii, 0, tile_rows)
+      .bound_extent(a.kb, 1);
   Func along_head_dim =
       f.dot.update().split(a.qk_reduction.x, rdo, rdi, qk_lanes, TailStrategy::GuardWithIf).rfactor(rdi, u);
   // No software prefetch: Halide's prefetch, of the next key blocks or of keys ahead, measured 20-35%
@@ -201,6 +206,9 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
     else
       f.score.update().reorder(key_in_block, a.ii).vectorize(key_in_block, lanes);
   }
+  // Reads at the key alone, once per block: a loop of vector loads the block's stages read densely.
+  for (Func read : f.key_reads)
+    read.compute_at(per_block).store_in(MemoryType::Stack).bound(a.j, 0, a.tiles.key_block).vectorize(a.j, lanes);
   // Scores and weights of long blocks would take hundreds of KiB of stack: those are allocated on the
   // heap once per tile, or per split task when decoding (measured as fast), the rest on the stack
   // (tiny shapes run thousands of tasks). (Not once per (kv head, batch) task: Halide cannot prove

@@ -61,6 +61,14 @@ TEST_CASE("score_mod learned relative-position bias table matches the reference"
                           {1, 2});
 }
 
+TEST_CASE("score_mod reading a table through a per-key index tensor matches the reference", "[jit][modifiers]") {
+  // bucket(b, kv), a read at the key alone, is staged once per key block in the variants that stage
+  // such reads; it indexes a read at the head, which is not.
+  constexpr auto bucket = tensor<capture_type::i32>("bucket", dim::batch, dim::key_length);
+  const auto desc = gqa.capture(bias_table).capture(bucket).score_mod(score + bias_table(h, bucket(b, kv)));
+  check_against_reference(desc, awkward_lengths, {1, 2});
+}
+
 TEST_CASE("score_mod and mask_mod together with the additive mask, padding and LSE match the reference",
           "[jit][modifiers]") {
   const auto desc = gqa.additive_mask(mask_shape::h_lq_lk)

@@ -65,6 +65,11 @@ struct blocking {
   /// gather in every block rather than a dense load in all but the last, which costs a copy of the
   /// whole block body for the last one (see modifier_index).
   bool modifier_reads_gather = false;
+  /// The modifiers' reads of captured tensors at the key alone (such as t(b, kv)) are staged once per
+  /// key block into Funcs of the block's keys (block_funcs::key_reads), clamped there, so the block's
+  /// stages read them densely and unclamped: no copy of the block body for the last block, and no
+  /// gathers. For keys in vector lanes.
+  bool stage_key_reads = false;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -84,6 +89,9 @@ struct block_funcs {
   Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, g, b)
   Halide::Func block_sum;       ///< (ii, kb, it, g, b)
   Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
+  /// (j, kb, b): the modifiers' reads at the key alone, one Func per distinct read; only with
+  /// blocking::stage_key_reads.
+  std::vector<Halide::Func> key_reads;
 };
 
 /// Where the algorithm reads its tensors and masks from: the operator's arguments, or another

@@ -3,6 +3,7 @@
 /// one function per node kind, shared by the CPU and GPU schedules (they schedule the Funcs that
 /// hold these Exprs, not the Exprs).
 
+#include <functional>
 #include <vector>
 
 #include "Halide.h"
@@ -15,6 +16,9 @@ struct modifier_leaves {
   Halide::Expr score;  ///< float; undefined for mask modifiers
   Halide::Expr batch, head, query, key;
   Halide::Expr query_length, key_length;
+  /// Where set, a read of a captured tensor at the key alone (reads_at_key_alone) is this function's
+  /// value for the read's node, not the read: the caller stages such reads per key block.
+  std::function<Halide::Expr(int node)> key_read;
 };
 
 /// The captures as the generated function's arguments: one ImageParam per declared tensor (Halide
@@ -33,5 +37,13 @@ struct capture_params {
 /// reads are clamped into the tensors' extents.
 Halide::Expr lower_modifier(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
                             const modifier_leaves& leaves);
+
+/// The value of node `node` of `graph` at `leaves` (lower_modifier is the last node's).
+Halide::Expr lower_modifier_node(const modifier_graph& graph, const capture_table& captures,
+                                 const capture_params& params, const modifier_leaves& leaves, int node);
+
+/// Whether node `node` reads a captured tensor at indices that vary with the key but with none of
+/// the score, the query and the head: the same value for every row of a key.
+bool reads_at_key_alone(const modifier_graph& graph, int node);
 
 }  // namespace attngen::codegen
