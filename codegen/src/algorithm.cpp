@@ -95,7 +95,8 @@ Expr modifier_index(const attention_algorithm& a, Expr index, Expr length) {
 }
 
 // A block's staged reads at the key alone (blocking::stage_key_reads): each distinct read is a Func
-// (j, kb, b) of the block's keys, the key clamped there.
+// (j, kb, b) of the block's keys, read there at the key as gathered_index gives it (no copy of the
+// staging loop for the last block either).
 class key_read_staging {
  public:
   key_read_staging(const attention_algorithm& a, const std::string& prefix, std::vector<Func>& staged)

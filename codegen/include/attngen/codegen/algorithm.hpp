@@ -66,9 +66,9 @@ struct blocking {
   /// whole block body for the last one (see modifier_index).
   bool modifier_reads_gather = false;
   /// The modifiers' reads of captured tensors at the key alone (such as t(b, kv)) are staged once per
-  /// key block into Funcs of the block's keys (block_funcs::key_reads), clamped there, so the block's
-  /// stages read them densely and unclamped: no copy of the block body for the last block, and no
-  /// gathers. For keys in vector lanes.
+  /// key block into Funcs of the block's keys (block_funcs::key_reads), gathered at clamped keys
+  /// there, so the block's stages read them densely and unclamped: no copy of the block body for the
+  /// last block, and no gathers in it. For scores with keys in vector lanes.
   bool stage_key_reads = false;
 
   /// Rows of a tile: queries_per_tile x group size.
