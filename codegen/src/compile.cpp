@@ -105,13 +105,13 @@ std::vector<cpu_part> cpu_parts(const resolved_request& r) {
 // One part's code for one CPU target. Each target gets its own schedule (vector widths differ).
 Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const std::string& function,
                           const Halide::Target& target) {
-  const blocking tiles = cpu_variant_blocking(r.op, target, part.variant);
   if (r.module) {
+    const blocking tiles = cpu_module_variant_blocking(*r.module, target, part.variant);
     module_algorithm m = define_module(*r.module, tiles, /*bfloat16_as_bits=*/false, part.shared);
     schedule_module_cpu(m, target);
     return runtime_called_module(m.outputs(), m.arguments(), function, target);
   }
-  attention_algorithm a = define_attention(r.op, tiles);
+  attention_algorithm a = define_attention(r.op, cpu_variant_blocking(r.op, target, part.variant));
   schedule_cpu(a);
   return runtime_called_module(a.outputs(), a.arguments(), function, target);
 }

@@ -44,7 +44,7 @@ struct jit_module::impl {
 
 jit_module::jit_module(const mha_desc& desc, kernel_variant variant) : impl_(std::make_unique<impl>()) {
   impl_->target = codegen::running_cpu_target();
-  const codegen::blocking tiles = codegen::cpu_variant_blocking(desc.attention_operator(), impl_->target, variant);
+  const codegen::blocking tiles = codegen::cpu_module_variant_blocking(desc, impl_->target, variant);
   for (const codegen::module_part part : codegen::cpu_module_parts(desc)) {
     jit_part& p = impl_->parts[part];
     p.algorithm = codegen::define_module(desc, tiles, /*bfloat16_as_bits=*/false, part);
