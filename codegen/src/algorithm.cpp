@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 namespace attngen::codegen {
@@ -208,20 +209,19 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
 // Masks of positions alone are bounded at build time: Halide's interval analysis of the mask over the
 // tile's queries, heads and the block's keys gives expressions of (kb, it, g) evaluated per block
 // (a bound it cannot find counts as "maybe"). Masks that read captured tensors or scalars are
-// evaluated at run time on every (row, key) of every block, once per call, into a table (keys in
-// vector lanes; heads only when the mask reads h). Keys past Lk and rows past Lq count as neither.
+// evaluated at run time on every (row, key) of every block, once per call, into a table
+// (visibility_table.hpp): the kernel's input on a grid that divides its tiles, or computed here.
 void define_block_visibility(attention_algorithm& a) {
   const attention_desc& desc = a.desc;
-  const Var kb = a.kb, it = a.it, g = a.g, b = a.b, lane = a.lane;
+  const Var kb = a.kb, it = a.it, g = a.g, b = a.b;
   const int group = desc.group_size(), tile_queries = a.tiles.queries_per_tile, block_keys = a.tiles.key_block;
   const Expr query_length = a.sources.query_length, key_length = a.sources.key_length;
-  const modifier_graph& mask = desc.mask_modifier;
-  const Expr visible_bit = cast<uint8_t>(some_key_visible), hidden_bit = cast<uint8_t>(some_key_hidden);
-  const Expr no_bits = cast<uint8_t>(0);
   a.block_visibility = Func("block_visibility");
-  if (!detail::reads(mask, expr_op::tensor_read) && !detail::reads(mask, expr_op::scalar)) {
+  if (!needs_visibility_table(desc)) {
+    const Expr visible_bit = cast<uint8_t>(some_key_visible), hidden_bit = cast<uint8_t>(some_key_hidden);
+    const Expr no_bits = cast<uint8_t>(0);
     const Var query("mask_q"), key("mask_kv"), head("mask_h");
-    const Expr visible = lower_modifier(mask, desc.captures, a.captures,
+    const Expr visible = lower_modifier(desc.mask_modifier, desc.captures, a.captures,
                                         {Expr(), b, head, query, key, query_length, key_length});
     Internal::Scope<Internal::Interval> scope;
     scope.push(query.name(), Internal::Interval(it * tile_queries, min(it * tile_queries + tile_queries, query_length) - 1));
@@ -233,29 +233,31 @@ void define_block_visibility(attention_algorithm& a) {
     a.block_visibility(kb, it, g, b) = select(some_visible, visible_bit, no_bits) | select(all_visible, no_bits, hidden_bit);
     return;
   }
-  const int lanes = a.tiles.lanes;
-  const bool per_head = detail::reads(mask, expr_op::head);
-  const int rows = per_head ? tile_queries * group : tile_queries;
-  // Keys are gathered (gathered_index): as a clamped vector of consecutive keys, loop partitioning
-  // copied the table's code for the last block, 3-4% of the generation time of example 03's kernel
-  // and 5-7% with every run-time input. Rows innermost, so a key vector's reads serve every row.
-  // Measured as fast within 2% (example 03's kernel, B1 L2048 and decoding, AVX2 and AVX-512).
-  a.visibility_reduction = RDom(0, rows, 0, block_keys / lanes, "rvis");
-  const Expr row = a.visibility_reduction.x, key_vector = a.visibility_reduction.y;
-  const Expr key = kb * block_keys + key_vector * lanes + lane;
-  const Expr query = it * tile_queries + (per_head ? row / group : row);
-  const Expr head = g * group + (per_head ? row % group : 0);
-  const Expr in_range = key < key_length && query < query_length;
-  const Expr visible = lower_modifier(mask, desc.captures, a.captures,
-                                      {Expr(), b, head, clamp(query, 0, query_length - 1),
-                                       gathered_index(a, key, key_length), query_length, key_length});
-  a.block_visibility_lanes = Func("block_visibility_lanes");
-  a.block_visibility_lanes(lane, kb, it, g, b) = no_bits;
-  a.block_visibility_lanes(lane, kb, it, g, b) =
-      a.block_visibility_lanes(lane, kb, it, g, b) | select(!in_range, no_bits, visible, visible_bit, hidden_bit);
-  const RDom across_lanes(0, lanes, "rvl");
-  const Expr lane_bits = a.block_visibility_lanes(across_lanes, kb, it, g, b);
-  a.block_visibility(kb, it, g, b) = maximum(lane_bits & visible_bit) | maximum(lane_bits & hidden_bit);
+  const Expr table_head = visibility_table_heads(desc) == 1 ? Expr(0) : Expr(g);
+  const int grid_queries = a.tiles.visibility_grid_queries, grid_keys = a.tiles.visibility_grid_keys;
+  if (grid_queries == 0) {
+    a.visibility_in_pipeline = define_visibility_stages(
+        desc, a.captures, {tile_queries, block_keys, query_length, key_length, a.sources.unproven_zero, a.tiles.lanes});
+    a.block_visibility(kb, it, g, b) = a.visibility_in_pipeline.table(kb, it, table_head, b);
+    return;
+  }
+  // The tile's and the block's entries of the grid, or'ed; indices past the grid's last entry (the
+  // padding of the last tile or block) read the last entry again.
+  if (tile_queries % grid_queries != 0 || block_keys % grid_keys != 0)
+    throw std::logic_error("visibility grid of " + std::to_string(grid_queries) + " x " + std::to_string(grid_keys) +
+                           " does not divide tiles of " + std::to_string(tile_queries) + " x " +
+                           std::to_string(block_keys));
+  const Expr grid_tiles = (query_length + grid_queries - 1) / grid_queries;
+  const Expr grid_blocks = (key_length + grid_keys - 1) / grid_keys;
+  a.visibility_table = ImageParam(UInt(8), 4, "visibility_table");
+  a.visibility_table.dim(0).set_bounds(0, grid_blocks).dim(1).set_bounds(0, grid_tiles);
+  a.visibility_table.dim(2).set_bounds(0, visibility_table_heads(desc)).dim(3).set_min(0);
+  Expr bits = cast<uint8_t>(0);
+  for (int tile = 0; tile < tile_queries / grid_queries; ++tile)
+    for (int block = 0; block < block_keys / grid_keys; ++block)
+      bits = bits | a.visibility_table(min(kb * (block_keys / grid_keys) + block, grid_blocks - 1),
+                                       min(it * (tile_queries / grid_queries) + tile, grid_tiles - 1), table_head, b);
+  a.block_visibility(kb, it, g, b) = bits;
 }
 
 }  // namespace
@@ -302,6 +304,7 @@ std::vector<Argument> attention_algorithm::arguments() const {
   if (desc.has_key_padding_mask()) args.push_back(key_padding);
   const std::vector<Argument> captured = captures.arguments();
   args.insert(args.end(), captured.begin(), captured.end());
+  if (visibility_table.defined()) args.push_back(visibility_table);
   return args;
 }
 

@@ -14,6 +14,7 @@
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/schedule_gpu.hpp"
 #include "attngen/codegen/variants.hpp"
+#include "attngen/codegen/visibility_table.hpp"
 #include "attngen/codegen/wrapper.hpp"
 #include "attngen/module_validation.hpp"
 #include "attngen/validation.hpp"
@@ -82,16 +83,20 @@ Halide::Module runtime_called_module(const std::vector<Halide::Func>& outputs,
   return pipeline.compile_to_module(arguments, function, target);
 }
 
-// One of a kernel's CPU parts: a variant (for a module, of its attention), or a module's part
-// that every variant shares.
+// One of a kernel's CPU parts: a variant (for a module, of its attention), a module's part that
+// every variant shares, or an operator's run-time visibility table.
 struct cpu_part {
   kernel_variant variant = kernel_variant::general;
-  module_part shared = module_part::attention;  ///< module_part::attention: the variant
-  bool is_variant() const { return shared == module_part::attention; }
-  std::string name() const { return is_variant() ? name_of(variant) : name_of(shared); }
+  module_part shared = module_part::attention;  ///< module_part::attention: not a module's shared part
+  bool visibility_table = false;
+  bool is_variant() const { return shared == module_part::attention && !visibility_table; }
+  std::string name() const {
+    return visibility_table ? visibility_part_name : is_variant() ? name_of(variant) : name_of(shared);
+  }
 };
 
-// The variants (a module's, those it has), then a module's shared parts.
+// The variants (a module's, those it has), then a module's shared parts or an operator's visibility
+// table.
 std::vector<cpu_part> cpu_parts(const resolved_request& r) {
   std::vector<cpu_part> parts;
   for (int v = 0; v < kernel_variant_count; ++v)
@@ -99,6 +104,7 @@ std::vector<cpu_part> cpu_parts(const resolved_request& r) {
   if (r.module)
     for (const module_part part : cpu_module_parts(*r.module))
       if (part != module_part::attention) parts.push_back({kernel_variant::general, part});
+  if (!r.module && needs_visibility_table(r.op)) parts.push_back({kernel_variant::general, module_part::attention, true});
   return parts;
 }
 
@@ -111,7 +117,12 @@ Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const
     schedule_module_cpu(m, target);
     return runtime_called_module(m.outputs(), m.arguments(), function, target);
   }
-  attention_algorithm a = define_attention(r.op, cpu_variant_blocking(r.op, target, part.variant));
+  if (part.visibility_table) {
+    visibility_table_algorithm t = define_visibility_table(r.op, cpu_blocking(r.op, target).lanes);
+    schedule_visibility_table_cpu(t);
+    return runtime_called_module({t.stages.table}, t.arguments(), function, target);
+  }
+  attention_algorithm a = define_attention(r.op, cpu_kernel_variant_blocking(r.op, target, r.targets, part.variant));
   schedule_cpu(a);
   return runtime_called_module(a.outputs(), a.arguments(), function, target);
 }
@@ -318,11 +329,14 @@ void finish_kernel(const kernel_request& request) {
   if (r.module && r.module->self_attn && short_queries_per_tile + 1 + r.module->extra_keys() > short_keys_max_length)
     throw std::logic_error("short_queries tiles of " + std::to_string(short_queries_per_tile) +
                            " queries: self-attention modules would need single_query");
+  std::vector<visibility_grid> grids;
+  if (!r.module && needs_visibility_table(r.op))
+    for (int v = 0; v < kernel_variant_count; ++v) grids.push_back(cpu_visibility_grid(r.op, r.targets, kernel_variant(v)));
   const wrapper_sources wrapper =
       r.module ? emit_module_wrapper(request.name, request.cpp_namespace, *r.module, short_queries_per_tile,
                                      r.target_names, r.gpu_apis, r.gpu_target_names)
-               : emit_wrapper(request.name, request.cpp_namespace, r.op, short_queries_per_tile, r.target_names,
-                              r.gpu_apis, r.gpu_target_names);
+               : emit_wrapper(request.name, request.cpp_namespace, r.op, short_queries_per_tile, grids,
+                              r.target_names, r.gpu_apis, r.gpu_target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
   write_file(request.output_directory + "/" + request.name + ".h", wrapper.c_header);

@@ -235,6 +235,14 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
       .unroll(a.ii);
 }
 
+// The run-time visibility table: once per call, tiles in parallel, keys in vector lanes.
+void schedule_visibility_stages(visibility_stages& s) {
+  Var tasks("visibility_tasks");
+  s.table.compute_root().reorder(s.kb, s.it, s.g, s.b).fuse(s.it, s.g, tasks).fuse(tasks, s.b, tasks).parallel(tasks);
+  s.lanes.compute_at(s.table, s.kb).vectorize(s.lane);
+  s.lanes.update().vectorize(s.lane);
+}
+
 }  // namespace
 
 int qk_register_tile_keys(const attention_desc& desc, const blocking& tiles) {
@@ -360,13 +368,9 @@ void schedule_cpu(attention_algorithm& a) {
       schedule_block_funcs(a, a.first_block, tile, LoopLevel(a.state, a.it), LoopLevel(a.state, io));
   }
 
-  // The run-time visibility table: once per call, tiles in parallel, keys in vector lanes.
-  if (a.block_visibility_lanes.defined()) {
-    Var tasks("visibility_tasks");
-    a.block_visibility.compute_root().reorder(a.kb, a.it, a.g, a.b).fuse(a.it, a.g, tasks).fuse(tasks, a.b, tasks).parallel(tasks);
-    a.block_visibility_lanes.compute_at(a.block_visibility, a.kb).vectorize(a.lane);
-    a.block_visibility_lanes.update().vectorize(a.lane);
-  }
+  if (a.visibility_in_pipeline.table.defined()) schedule_visibility_stages(a.visibility_in_pipeline);
 }
+
+void schedule_visibility_table_cpu(visibility_table_algorithm& t) { schedule_visibility_stages(t.stages); }
 
 }  // namespace attngen::codegen

@@ -180,16 +180,16 @@ void schedule_gpu(attention_algorithm& a) {
       .gpu_threads(d_inner, a.j);
 
   // The run-time visibility table: a thread per (key block, query tile), each reducing its block.
-  if (a.block_visibility_lanes.defined()) {
+  if (visibility_stages& table = a.visibility_in_pipeline; table.table.defined()) {
     Var kbo("kbo"), kbi("kbi"), ito("ito"), iti("iti"), gb("gb");
-    a.block_visibility.compute_root()
-        .split(a.kb, kbo, kbi, 8, TailStrategy::GuardWithIf)
-        .split(a.it, ito, iti, 8, TailStrategy::GuardWithIf)
-        .reorder(kbi, iti, kbo, ito, a.g, a.b)
-        .fuse(a.g, a.b, gb)
+    table.table.compute_root()
+        .split(table.kb, kbo, kbi, 8, TailStrategy::GuardWithIf)
+        .split(table.it, ito, iti, 8, TailStrategy::GuardWithIf)
+        .reorder(kbi, iti, kbo, ito, table.g, table.b)
+        .fuse(table.g, table.b, gb)
         .gpu_blocks(kbo, ito, gb)
         .gpu_threads(kbi, iti);
-    a.block_visibility_lanes.compute_at(a.block_visibility, kbi);
+    table.lanes.compute_at(table.table, kbi);
   }
 
   block_funcs& f = a.blocks;

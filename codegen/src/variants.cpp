@@ -73,6 +73,28 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       break;
   }
   tiles.qk_key_group = qk_register_tile_keys(desc, tiles);
+  tiles.visibility_grid_queries = tiles.queries_per_tile;
+  tiles.visibility_grid_keys = tiles.key_block;
+  return tiles;
+}
+
+visibility_grid cpu_visibility_grid(const attention_desc& desc, const std::vector<Halide::Target>& kernel_targets,
+                                    kernel_variant variant) {
+  visibility_grid grid;
+  for (const Halide::Target& target : kernel_targets) {
+    const blocking tiles = cpu_variant_blocking(desc, target, variant);
+    grid.queries = grid.queries == 0 ? tiles.queries_per_tile : std::min(grid.queries, tiles.queries_per_tile);
+    grid.keys = grid.keys == 0 ? tiles.key_block : std::min(grid.keys, tiles.key_block);
+  }
+  return grid;
+}
+
+blocking cpu_kernel_variant_blocking(const attention_desc& desc, const Halide::Target& target,
+                                     const std::vector<Halide::Target>& kernel_targets, kernel_variant variant) {
+  blocking tiles = cpu_variant_blocking(desc, target, variant);
+  const visibility_grid grid = cpu_visibility_grid(desc, kernel_targets, variant);
+  tiles.visibility_grid_queries = grid.queries;
+  tiles.visibility_grid_keys = grid.keys;
   return tiles;
 }
 

@@ -5,6 +5,7 @@
 
 #include "attngen/codegen/compile.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
+#include "attngen/codegen/visibility_table.hpp"
 #include "attngen/module_text_format.hpp"
 #include "attngen/text_format.hpp"
 
@@ -46,6 +47,12 @@ struct wrapper_kind {
   std::vector<function> variants;  ///< indexed by kernel_variant; an empty part: not generated
   std::vector<function> shared;    ///< a module's parts that every variant shares, in cpu_module_parts order
   std::vector<function> gpu;       ///< one per GPU API with code, its part the API ("cuda", "opencl")
+  /// An operator whose mask modifier reads captures: the function computing the visibility table
+  /// (part visibility_part_name; empty part: none), its grid for each variant (indexed by
+  /// kernel_variant) and the kv heads it tells apart.
+  function visibility;
+  std::vector<visibility_grid> visibility_grids;
+  int visibility_heads = 1;
   std::string gpu_targets;        ///< space-separated, recorded in the header
   std::string c_args_type;        ///< the C API's struct for `args_type`
   bool module = false;            ///< modules also get <prefix>_weights_from_state_dict
@@ -137,6 +144,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   functions.insert(functions.end(), kind.shared.begin(), kind.shared.end());
   functions.insert(functions.end(), kind.gpu.begin(), kind.gpu.end());
   for (const auto& f : functions) c << "#include \"" << halide_function_name(name, f.part) << ".h\"\n";
+  if (!kind.visibility.part.empty()) c << "#include \"" << halide_function_name(name, kind.visibility.part) << ".h\"\n";
   c << "#include \"attngen/runtime/c_bridge.hpp\"\n#include \"attngen/runtime/kernel_bridge.hpp\"\n#include \"attngen/runtime/variants.hpp\"\n\n"
     << open_ns << "namespace {\n\n";
   auto call = [&](const std::string& part) { return "call_" + halide_function_name(name, part); };
@@ -146,6 +154,12 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       << ") {\n"
       << "  return " << function << "(user_context" << f.call_arguments << ");\n}\n\n";
   }
+  if (!kind.visibility.part.empty())
+    c << "int " << call(kind.visibility.part)
+      << "(void* user_context, halide_buffer_t* const* buffers, std::int32_t query_length,\n"
+      << "    std::int32_t key_length, std::int32_t tile_queries, std::int32_t block_keys) {\n"
+      << "  return " << halide_function_name(name, kind.visibility.part) << "(user_context"
+      << kind.visibility.call_arguments << ");\n}\n\n";
   c << "}  // namespace\n\n"
     << "attngen::status " << name << "::run(const " << kind.args_type << "& args) {\n"
     << "  // Indexed by attngen::kernel_variant.\n"
@@ -154,6 +168,13 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     c << (v ? ", " : "") << (kind.variants[v].part.empty() ? "nullptr" : "&" + call(kind.variants[v].part));
   c << "};\n"
     << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
+  if (!kind.visibility.part.empty()) {
+    c << "  // Queries and keys per entry of the visibility table each variant takes.\n"
+      << "  static constexpr int grids[][2] = {";
+    for (std::size_t v = 0; v < kind.visibility_grids.size(); ++v)
+      c << (v ? ", " : "") << "{" << kind.visibility_grids[v].queries << ", " << kind.visibility_grids[v].keys << "}";
+    c << "};\n";
+  }
   auto gpu_entry = [&](const char* api) {
     for (const auto& f : kind.gpu)
       if (f.part == api) return "&" + call(f.part);
@@ -169,7 +190,12 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   }
   c << "  const " << kind.entries_type << " entries{" << cpu_entry << ", " << gpu_entry("cuda") << ", "
     << gpu_entry("opencl") << "};\n"
-    << "  return " << kind.run_function << "(description, args, entries);\n}\n";
+    << "  return " << kind.run_function << "(description, args, entries";
+  if (!kind.visibility.part.empty()) {
+    c << ",\n      attngen::detail::visibility_entry{&" << call(kind.visibility.part) << ", grids[int(variant)][0], "
+      << "grids[int(variant)][1], " << kind.visibility_heads << "}";
+  }
+  c << ");\n}\n";
   c << close_ns;
   const std::string qualified = (cpp_namespace.empty() ? "" : cpp_namespace + "::") + name;
   const std::string prefix = c_prefix(cpp_namespace, name);
@@ -197,7 +223,8 @@ std::string buffer_arguments(int first, int count) {
 }  // namespace
 
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int short_queries_per_tile, const std::vector<std::string>& target_names,
+                             int short_queries_per_tile, const std::vector<visibility_grid>& visibility_grids,
+                             const std::vector<std::string>& target_names,
                              const std::vector<std::string>& gpu_apis, const std::vector<std::string>& gpu_target_names) {
   std::ostringstream contract;
   contract << "q (B, Lq, " << desc.num_heads << ", " << desc.qk_head_dim << "), k (B, Lk, " << desc.effective_kv_heads()
@@ -225,8 +252,18 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
   kind.entry_type = "attngen::detail::generated_entry";
   kind.entries_type = "attngen::detail::attention_entries";
   kind.run_function = "attngen::detail::run_attention_kernel";
+  // CPU variants take the visibility table after the captures, where there is one.
+  const bool takes_table = !visibility_grids.empty();
   for (int v = 0; v < kernel_variant_count; ++v)
-    kind.variants.push_back({name_of(kernel_variant(v)), buffer_arguments(0, buffers)});
+    kind.variants.push_back({name_of(kernel_variant(v)), buffer_arguments(0, buffers + int(takes_table))});
+  if (takes_table) {
+    const int captures = desc.captures.tensor_count + int(desc.captures.scalar_count > 0);
+    kind.visibility = {visibility_part_name, buffer_arguments(0, captures) +
+                                                 ", query_length, key_length, tile_queries, block_keys" +
+                                                 buffer_arguments(captures, 1)};
+    kind.visibility_grids = visibility_grids;
+    kind.visibility_heads = visibility_table_heads(desc);
+  }
   for (const auto& api : gpu_apis) kind.gpu.push_back({api, buffer_arguments(0, buffers)});
   kind.gpu_targets = joined(gpu_target_names);
   kind.c_args_type = "attngen_attention_args";

@@ -458,9 +458,40 @@ tensor_view lse_beside_output(const tensor_view& lse, std::int64_t value_head_di
   return view;
 }
 
+// The visibility table `visibility` gives a host call, computed into `bytes` (an empty view where
+// the variant takes none).
+status compute_visibility_table(const visibility_entry& visibility, const attention_args& args,
+                                const tensor_view& scalars, call_context& context, gpu_call& host,
+                                std::vector<std::uint8_t>& bytes, tensor_view& table) {
+  if (visibility.compute == nullptr) return {};
+  const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
+  const std::int64_t tiles = (queries + visibility.tile_queries - 1) / visibility.tile_queries;
+  const std::int64_t blocks = (keys + visibility.block_keys - 1) / visibility.block_keys;
+  const std::int64_t count = batch * visibility.heads * tiles * blocks;
+  if (count > std::numeric_limits<std::int32_t>::max())
+    return status(error_code::too_large, "q and k: the mask modifier's visibility table would have " +
+                                             std::to_string(count) + " entries, past the kernel's 32-bit indexing");
+  try {
+    bytes.assign(std::size_t(count), 0);
+  } catch (const std::bad_alloc&) {
+    return status(error_code::kernel_failed,
+                  "q and k: cannot allocate the mask modifier's visibility table (" + std::to_string(count) + " bytes)");
+  }
+  table = make_tensor(bytes.data(), {batch, std::int64_t(visibility.heads), tiles, blocks});
+  const tensor_view* views[] = {&args.captures[0], &args.captures[1], &args.captures[2], &args.captures[3], &scalars,
+                                &table};
+  kernel_buffers<int(std::size(views))> buffers;
+  // On the host, attaching only wraps the views: it cannot fail.
+  if (status s = buffers.attach(host, views, int(std::size(views)) - 1, false); !s) return s;
+  const int result = visibility.compute(&context, buffers.data(), std::int32_t(queries), std::int32_t(keys),
+                                        visibility.tile_queries, visibility.block_keys);
+  return finish_call(context, result);
+}
+
 }  // namespace
 
-status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries) {
+status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries,
+                            const visibility_entry& visibility) {
   if (status s = validate(desc, args); !s) return s;
   const device_kind device = device_of_call(args.q, args.gpu);
   generated_entry entry = nullptr;
@@ -475,10 +506,6 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
   const tensor_view lse = desc.lse_output && device == device_kind::host
                               ? lse_beside_output(args.lse, desc.effective_v_head_dim())
                               : args.lse;
-  const tensor_view* views[] = {&args.q,           &args.k,           &args.v,           &args.mask,
-                                &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
-                                &args.captures[3], &scalars,          &args.output,      &lse};
-  constexpr int first_output = int(std::size(views)) - 2;
   call_context context = context_for(device, args.gpu);
   gpu_call gpu(context, device);
   if (keys == 0) {
@@ -487,6 +514,15 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
     if (desc.lse_output) return gpu.fill(args.lse, -std::numeric_limits<float>::infinity());
     return {};
   }
+  std::vector<std::uint8_t> table_bytes;
+  tensor_view table;
+  if (device == device_kind::host)
+    if (status s = compute_visibility_table(visibility, args, scalars, context, gpu, table_bytes, table); !s) return s;
+  const tensor_view* views[] = {&args.q,           &args.k,           &args.v,           &args.mask,
+                                &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
+                                &args.captures[3], &scalars,          &table,            &args.output,
+                                &lse};
+  constexpr int first_output = int(std::size(views)) - 2;
 
   kernel_buffers<int(std::size(views))> buffers;
   if (status s = buffers.attach(gpu, views, first_output, device != device_kind::host); !s) return s;

@@ -1,12 +1,14 @@
 #include "codegen/jit_runner.hpp"
 
 #include <cstring>
+#include <optional>
 
 #include "Halide.h"
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
+#include "attngen/codegen/visibility_table.hpp"
 #include "support/element_codec.hpp"
 
 namespace attngen::testing {
@@ -22,21 +24,54 @@ Halide::Buffer<> to_buffer(dtype element, const std::vector<int>& shape, const s
   return buffer;
 }
 
+// The problem's captured tensors and scalars, as `params` take them.
+void set_captures(codegen::capture_params& params, const attention_problem& p) {
+  const auto& d = p.desc;
+  for (int n = 0; n < d.captures.tensor_count; ++n) {
+    const bool integer = d.captures.tensors[n].type == capture_type::i32;
+    const std::vector<int> shape = p.capture_shape(n);
+    Halide::Buffer<> tensor(integer ? Halide::Int(32) : Halide::Float(32), std::vector<int>(shape.rbegin(), shape.rend()));
+    for (std::size_t x = 0; x < p.captures[n].size(); ++x) {
+      if (integer) static_cast<std::int32_t*>(tensor.data())[x] = std::int32_t(p.captures[n][x]);
+      else static_cast<float*>(tensor.data())[x] = p.captures[n][x];
+    }
+    params.tensors[n].set(tensor);
+  }
+  if (d.captures.scalar_count > 0) {
+    Halide::Buffer<float> scalars(d.captures.scalar_count);
+    std::memcpy(scalars.data(), p.scalars.data(), p.scalars.size() * sizeof(float));
+    params.scalars.set(scalars);
+  }
+}
+
 }  // namespace
 
 struct jit_kernel::impl {
   Halide::Target target;
   codegen::attention_algorithm algorithm;
   Halide::Pipeline pipeline;
+  /// The visibility table's part, where the kernel takes the table (as the runtime runs it first).
+  std::optional<codegen::visibility_table_algorithm> visibility;
+  Halide::Pipeline visibility_pipeline;
 };
 
-jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const std::string& target)
+jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const std::string& target,
+                       const std::string& finer_target)
     : impl_(std::make_unique<impl>()) {
   impl_->target = target.empty() ? codegen::running_cpu_target() : codegen::parse_target(target);
-  impl_->algorithm = codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, impl_->target, variant));
+  std::vector<Halide::Target> kernel_targets = {impl_->target};
+  if (!finer_target.empty()) kernel_targets.push_back(codegen::parse_target(finer_target));
+  impl_->algorithm = codegen::define_attention(
+      desc, codegen::cpu_kernel_variant_blocking(desc, impl_->target, kernel_targets, variant));
   codegen::schedule_cpu(impl_->algorithm);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);
+  if (impl_->algorithm.visibility_table.defined()) {
+    impl_->visibility = codegen::define_visibility_table(desc, codegen::cpu_blocking(desc, impl_->target).lanes);
+    codegen::schedule_visibility_table_cpu(*impl_->visibility);
+    impl_->visibility_pipeline = Halide::Pipeline(impl_->visibility->stages.table);
+    impl_->visibility_pipeline.compile_jit(impl_->target);
+  }
 }
 
 jit_kernel::~jit_kernel() = default;
@@ -56,20 +91,20 @@ jit_result jit_kernel::run(const attention_problem& p) {
     std::memcpy(padding.data(), p.key_padding.data(), p.key_padding.size());
     a.key_padding.set(padding);
   }
-  for (int n = 0; n < d.captures.tensor_count; ++n) {
-    const bool integer = d.captures.tensors[n].type == capture_type::i32;
-    const std::vector<int> shape = p.capture_shape(n);
-    Halide::Buffer<> tensor(integer ? Halide::Int(32) : Halide::Float(32), std::vector<int>(shape.rbegin(), shape.rend()));
-    for (std::size_t x = 0; x < p.captures[n].size(); ++x) {
-      if (integer) static_cast<std::int32_t*>(tensor.data())[x] = std::int32_t(p.captures[n][x]);
-      else static_cast<float*>(tensor.data())[x] = p.captures[n][x];
-    }
-    a.captures.tensors[n].set(tensor);
-  }
-  if (d.captures.scalar_count > 0) {
-    Halide::Buffer<float> scalars(d.captures.scalar_count);
-    std::memcpy(scalars.data(), p.scalars.data(), p.scalars.size() * sizeof(float));
-    a.captures.scalars.set(scalars);
+  set_captures(a.captures, p);
+  if (impl_->visibility) {
+    // The table on the kernel's grid, as the runtime computes it before the kernel.
+    codegen::visibility_table_algorithm& t = *impl_->visibility;
+    const int grid_queries = a.tiles.visibility_grid_queries, grid_keys = a.tiles.visibility_grid_keys;
+    set_captures(t.captures, p);
+    t.query_length.set(Lq);
+    t.key_length.set(Lk);
+    t.tile_queries.set(grid_queries);
+    t.block_keys.set(grid_keys);
+    Halide::Buffer<std::uint8_t> table((Lk + grid_keys - 1) / grid_keys, (Lq + grid_queries - 1) / grid_queries,
+                                       codegen::visibility_table_heads(d), B);
+    impl_->visibility_pipeline.realize(table, impl_->target);
+    a.visibility_table.set(table);
   }
   Halide::Buffer<> output(codegen::halide_type_of(element), {Dv, H, Lq, B});
   std::vector<Halide::Buffer<>> outputs = {output};

@@ -11,10 +11,11 @@
 namespace attngen::testing {
 
 void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
-                             const std::vector<int>& batches, const std::string& target) {
+                             const std::vector<int>& batches, const std::string& target,
+                             const std::string& finer_target) {
   std::vector<std::unique_ptr<jit_kernel>> variants;
   for (int v = 0; v < kernel_variant_count; ++v)
-    variants.push_back(std::make_unique<jit_kernel>(desc, kernel_variant(v), target));
+    variants.push_back(std::make_unique<jit_kernel>(desc, kernel_variant(v), target, finer_target));
   std::uint32_t seed = 1;
   for (int batch : batches)
     for (int query_length : lengths)

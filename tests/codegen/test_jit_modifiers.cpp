@@ -56,6 +56,20 @@ TEST_CASE("mask_mod document masking of packed sequences matches the reference",
   check_against_reference(gqa.capture(document).mask_mod(document_mask(document)), awkward_lengths, {1, 3});
 }
 
+TEST_CASE("mask_mod document masking through a fat library's finer visibility grid (AVX2 kernel, baseline grid) "
+          "matches the reference",
+          "[jit][modifiers][targets]") {
+  check_against_reference(gqa.capture(document).mask_mod(document_mask(document)), awkward_lengths, {2},
+                          "x86-64-linux-avx2-fma-f16c", "x86-64-linux");
+}
+
+TEST_CASE("mask_mod reading a per-head table (a visibility table per kv head) matches the reference",
+          "[jit][modifiers]") {
+  // Head h sees keys at most 20 x bias_table[h, 0] behind the query (a window of its own), none ahead.
+  check_against_reference(gqa.capture(bias_table).mask_mod(kv <= q && to_float(q - kv) <= bias_table(h, 0) * 20.0f),
+                          awkward_lengths, {1, 2});
+}
+
 TEST_CASE("score_mod learned relative-position bias table matches the reference", "[jit][modifiers]") {
   check_against_reference(gqa.capture(bias_table).score_mod(relative_position_bias(bias_table, 4)), awkward_lengths,
                           {1, 2});

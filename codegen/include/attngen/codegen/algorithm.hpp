@@ -20,6 +20,7 @@
 #include "Halide.h"
 #include "attngen/attention.hpp"
 #include "attngen/codegen/modifiers.hpp"
+#include "attngen/codegen/visibility_table.hpp"
 
 namespace attngen::codegen {
 
@@ -70,6 +71,11 @@ struct blocking {
   /// there, so the block's stages read them densely and unclamped: no copy of the block body for the
   /// last block, and no gathers in it. For scores with keys in vector lanes.
   bool stage_key_reads = false;
+  /// Where the mask modifier reads captures (needs_visibility_table): the run-time visibility table's
+  /// grid, queries and keys per entry, which divide queries_per_tile and key_block. The kernel then
+  /// takes the table as its input (attention_algorithm::visibility_table); 0: the kernel computes it
+  /// on its own tiles.
+  int visibility_grid_queries = 0, visibility_grid_keys = 0;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -121,9 +127,6 @@ struct attention_sources {
   bool bfloat16_as_bits = false;
 };
 
-/// Bits of attention_algorithm::block_visibility.
-enum visibility_bits : uint8_t { some_key_visible = 1, some_key_hidden = 2 };
-
 /// Every Func and parameter of one attention kernel, so a schedule can reach them.
 struct attention_algorithm {
   attention_desc desc;
@@ -135,6 +138,10 @@ struct attention_algorithm {
   Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
   Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present
   capture_params captures;        ///< the modifiers' captured tensors and scalars
+  /// (B, heads, tiles, blocks) uint8: the run-time visibility table on the grid of
+  /// blocking::visibility_grid_queries and visibility_grid_keys (visibility_table.hpp); defined only
+  /// where the kernel takes it.
+  Halide::ImageParam visibility_table;
 
   attention_sources sources;
 
@@ -164,9 +171,9 @@ struct attention_algorithm {
   /// visibility bits (some_key_visible | some_key_hidden); defined only with a mask modifier. Blocks
   /// with no key visible are skipped; blocks with no key hidden skip the modifier.
   Halide::Func block_visibility;
-  /// (lane, kb, it, g, b): the run-time visibility table's per-lane partials; defined only for masks
-  /// that read captures (position-only masks are bounded at build time instead).
-  Halide::Func block_visibility_lanes;
+  /// The run-time visibility table computed in the pipeline, on the tiles (GPU kernels); its table
+  /// undefined for masks of positions alone, and where the table is an input.
+  visibility_stages visibility_in_pipeline;
   /// (kb, it, g, b): whether a row of tile `it` sees a key of block kb; defined only with
   /// split_per_block and causality or a mask modifier.
   Halide::Func split_is_seen;
@@ -181,9 +188,9 @@ struct attention_algorithm {
   Halide::RDom pv_reduction;     ///< over keys of a block
   Halide::RDom key_blocks;       ///< over the key blocks merged, trimmed by causality; undefined with split_per_block
   Halide::RDom splits;           ///< over key splits; defined only with split_per_block
-  Halide::RDom visibility_reduction;  ///< over the tile's rows and a block's key vectors (run-time visibility)
 
-  /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures].
+  /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures],
+  /// [visibility_table].
   std::vector<Halide::Argument> arguments() const;
   /// Output Funcs, in order: output, [lse] (the log-sum-exp when not the output's second value).
   std::vector<Halide::Func> outputs() const;

@@ -1,6 +1,7 @@
 #pragma once
 /// Ahead-of-time compilation of a description into what an app links: one static library of CPU code
-/// (`<name>_halide_cpu.a`: every kernel variant, and a module's projections, each one function per
+/// (`<name>_halide_cpu.a`: every kernel variant, a module's projections or an operator's visibility
+/// table, each one function per
 /// target with run-time dispatch when several are given) and one per GPU API, their functions' C
 /// headers, and a typed C++ wrapper (`<name>.hpp` / `<name>.cpp`, and `<name>.h` for C callers) that
 /// validates arguments through the runtime and picks the variant for the call's shape.
@@ -49,8 +50,9 @@ struct build_cost {
 
 /// A kernel is generated in parts, each writing its own files, so parts may run in parallel: one per
 /// kernel variant (for a module, of its attention), one per part a module's variants share
-/// (codegen::cpu_module_parts), each writing <name>_halide_P.a and .h holding every CPU target; and
-/// one per GPU API (<name>_halide_A.a and .h). Throws std::runtime_error on an invalid request.
+/// (codegen::cpu_module_parts), and an operator's visibility table where its mask modifier reads
+/// captures (visibility_table.hpp), each writing <name>_halide_P.a and .h holding every CPU target;
+/// and one per GPU API (<name>_halide_A.a and .h). Throws std::runtime_error on an invalid request.
 int kernel_part_count(const kernel_request& request);
 /// Generates part `part` (0 <= part < kernel_part_count) and returns its costs per target. Throws
 /// std::runtime_error (or a Halide error) on failure.

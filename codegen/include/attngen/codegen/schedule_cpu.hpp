@@ -3,6 +3,7 @@
 
 #include "Halide.h"
 #include "attngen/codegen/algorithm.hpp"
+#include "attngen/codegen/visibility_table.hpp"
 
 namespace attngen::codegen {
 
@@ -16,5 +17,9 @@ int qk_register_tile_keys(const attention_desc& desc, const blocking& tiles);
 /// Schedules every stage of `a`, defined with a blocking for that CPU target. Parallel over
 /// (kv head, batch), query tiles inside.
 void schedule_cpu(attention_algorithm& a);
+
+/// Schedules the visibility table's part for a CPU target: (tile, kv head, batch) in parallel, keys in
+/// vector lanes.
+void schedule_visibility_table_cpu(visibility_table_algorithm& t);
 
 }  // namespace attngen::codegen

@@ -10,8 +10,8 @@
 namespace attngen::detail {
 
 /// Calls the generated Halide function. `buffers` are q, k, v, [mask], [key_padding], [captured
-/// tensors...], [captured scalars as one float buffer], output, [lse], in that order, as the
-/// description declares them.
+/// tensors...], [captured scalars as one float buffer], [visibility table (CPU only)], output, [lse],
+/// in that order, as the description declares them.
 using generated_entry = int (*)(void* user_context, halide_buffer_t* const* buffers);
 
 /// A kernel's code for each place a call can run. GPU functions take bf16 tensors as uint16 bits.
@@ -23,8 +23,25 @@ struct kernel_entries {
 };
 using attention_entries = kernel_entries<generated_entry>;
 
-/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp).
-status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries);
+/// Computes an operator's run-time visibility table (what its mask modifier, which reads captures,
+/// shows of each key block to each query tile) into the last of `buffers`: the captured tensors,
+/// [captured scalars as one float buffer], the table, uint8 (B, heads, tiles, blocks) over tiles of
+/// `tile_queries` queries and blocks of `block_keys` keys.
+using generated_visibility_entry = int (*)(void* user_context, halide_buffer_t* const* buffers,
+                                           std::int32_t query_length, std::int32_t key_length,
+                                           std::int32_t tile_queries, std::int32_t block_keys);
+
+/// The visibility table a CPU variant takes after its captures, where the mask modifier reads them.
+struct visibility_entry {
+  generated_visibility_entry compute = nullptr;  ///< null: the variant takes no table
+  int tile_queries = 1, block_keys = 1;           ///< the variant's grid
+  int heads = 1;                                  ///< kv heads the table tells apart
+};
+
+/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp); on the host, with
+/// the visibility table computed first where the variant takes one.
+status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries,
+                            const visibility_entry& visibility = {});
 
 /// The kernel variant for the call's shape (any variant when the arguments are malformed: validation
 /// rejects those before a kernel runs).

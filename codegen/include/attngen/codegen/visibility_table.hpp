@@ -1,0 +1,75 @@
+#pragma once
+/// The run-time visibility table of a mask modifier that reads captured tensors or scalars: for each
+/// (key block, query tile, kv head, batch) of a grid, whether the modifier shows some key of the
+/// block to some row of the tile, and whether it hides some (visibility_bits). Kernels skip the
+/// blocks no row sees and apply the modifier only to the blocks it partly hides. (Masks of positions
+/// alone are bounded at build time instead, see define_attention.)
+///
+/// On CPUs the table is a part of the kernel of its own (<name>_halide_visibility), which the runtime
+/// runs before the variant on a grid of the finest tiles and blocks of the kernel's targets: every
+/// target's tiles and blocks are whole multiples of it, so the table serves the variant whichever
+/// target runs, and it is generated once per target rather than once per variant (0.4 s of
+/// generation per target with four variants). GPU kernels compute it on their own tiles.
+
+#include <cstdint>
+#include <vector>
+
+#include "Halide.h"
+#include "attngen/attention.hpp"
+#include "attngen/codegen/modifiers.hpp"
+
+namespace attngen::codegen {
+
+/// Bits of a block's visibility: what the mask modifier does to the keys of one key block for the rows
+/// of one query tile.
+enum visibility_bits : uint8_t { some_key_visible = 1, some_key_hidden = 2 };
+
+/// The CPU part's name in generated symbols and files (see halide_function_name).
+inline constexpr const char* visibility_part_name = "visibility";
+
+/// Whether `desc`'s mask modifier reads captures, so that what it shows is known at run time only.
+bool needs_visibility_table(const attention_desc& desc);
+
+/// Kv heads the table tells apart: the description's where the mask reads the head, else 1.
+int visibility_table_heads(const attention_desc& desc);
+
+/// The table's stages over a grid of `tile_queries` x `block_keys`.
+struct visibility_stages {
+  Halide::Var kb{"kb"}, it{"it"}, g{"g"}, b{"b"}, lane{"lane"};
+  /// (kb, it, g, b): visibility bits of key block kb for query tile `it`; g ranges over
+  /// visibility_table_heads. Keys past Lk and rows past Lq count as neither visible nor hidden.
+  Halide::Func table;
+  /// (lane, kb, it, g, b): the bits of the keys in vector lane `lane` of the block's key vectors.
+  Halide::Func lanes;
+};
+
+/// Where the table's stages read their sizes and the mask's captures.
+struct visibility_inputs {
+  Halide::Expr tile_queries, block_keys;  ///< the grid
+  Halide::Expr query_length, key_length;
+  /// Zero in every call, in a form Halide cannot prove zero (see attention_sources::unproven_zero).
+  Halide::Expr unproven_zero;
+  int lanes = 16;  ///< keys per vector
+};
+
+/// The table's stages for `desc`'s mask modifier (needs_visibility_table), reading `captures`: every
+/// (row, key) of every block, each tile's rows innermost, so that a key vector's reads serve them all.
+visibility_stages define_visibility_stages(const attention_desc& desc, const capture_params& captures,
+                                           const visibility_inputs& inputs);
+
+/// The CPU part that computes the table: the grid and the lengths are its arguments.
+struct visibility_table_algorithm {
+  capture_params captures;
+  Halide::Param<int32_t> query_length{"query_length"}, key_length{"key_length"};
+  Halide::Param<int32_t> tile_queries{"tile_queries"}, block_keys{"block_keys"};
+  visibility_stages stages;  ///< stages.table is the output: uint8 (B, heads, tiles, blocks)
+
+  /// In order: the captures (attngen::codegen::capture_params::arguments), query_length,
+  /// key_length, tile_queries, block_keys.
+  std::vector<Halide::Argument> arguments() const;
+};
+
+/// The table's part for `desc` (needs_visibility_table) with `lanes` keys per vector.
+visibility_table_algorithm define_visibility_table(const attention_desc& desc, int lanes);
+
+}  // namespace attngen::codegen
