@@ -29,7 +29,7 @@ header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const at
    invalid description here, with a message naming the problem. Run, it writes the text form.
 2. The ``attngen`` generator compiles the text form for each target into ``<name>_halide_cpu.a``
    (the kernel's variants, shape-specific tilings the wrapper picks from per call, and a module's
-   projections) and one library per GPU API, ``<name>_halide_cuda.a`` and ``<name>_halide_opencl.a``.
+   projections or the table of a mask that reads captures) and one library per GPU API, ``<name>_halide_cuda.a`` and ``<name>_halide_opencl.a``.
 3. The typed wrapper ``<name>.cpp``, holding the C API's functions too, is compiled into ``<name>``.
 
 Calls with tensors on a GPU run that GPU's code (see ``attngen/runtime/gpu.hpp``): the CUDA target's

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <stdexcept>
 #include <string>
 
 namespace attngen::codegen {
@@ -210,7 +209,7 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
 // tile's queries, heads and the block's keys gives expressions of (kb, it, g) evaluated per block
 // (a bound it cannot find counts as "maybe"). Masks that read captured tensors or scalars are
 // evaluated at run time on every (row, key) of every block, once per call, into a table
-// (visibility_table.hpp): the kernel's input on a grid that divides its tiles, or computed here.
+// (visibility_table.hpp): the kernel's input, or computed here.
 void define_block_visibility(attention_algorithm& a) {
   const attention_desc& desc = a.desc;
   const Var kb = a.kb, it = a.it, g = a.g, b = a.b;
@@ -234,30 +233,16 @@ void define_block_visibility(attention_algorithm& a) {
     return;
   }
   const Expr table_head = visibility_table_heads(desc) == 1 ? Expr(0) : Expr(g);
-  const int grid_queries = a.tiles.visibility_grid_queries, grid_keys = a.tiles.visibility_grid_keys;
-  if (grid_queries == 0) {
+  if (a.tiles.visibility_slice < 0) {
     a.visibility_in_pipeline = define_visibility_stages(
         desc, a.captures, {tile_queries, block_keys, query_length, key_length, a.sources.unproven_zero, a.tiles.lanes});
     a.block_visibility(kb, it, g, b) = a.visibility_in_pipeline.table(kb, it, table_head, b);
     return;
   }
-  // The tile's and the block's entries of the grid, or'ed; indices past the grid's last entry (the
-  // padding of the last tile or block) read the last entry again.
-  if (tile_queries % grid_queries != 0 || block_keys % grid_keys != 0)
-    throw std::logic_error("visibility grid of " + std::to_string(grid_queries) + " x " + std::to_string(grid_keys) +
-                           " does not divide tiles of " + std::to_string(tile_queries) + " x " +
-                           std::to_string(block_keys));
-  const Expr grid_tiles = (query_length + grid_queries - 1) / grid_queries;
-  const Expr grid_blocks = (key_length + grid_keys - 1) / grid_keys;
   a.visibility_table = ImageParam(UInt(8), 4, "visibility_table");
-  a.visibility_table.dim(0).set_bounds(0, grid_blocks).dim(1).set_bounds(0, grid_tiles);
-  a.visibility_table.dim(2).set_bounds(0, visibility_table_heads(desc)).dim(3).set_min(0);
-  Expr bits = cast<uint8_t>(0);
-  for (int tile = 0; tile < tile_queries / grid_queries; ++tile)
-    for (int block = 0; block < block_keys / grid_keys; ++block)
-      bits = bits | a.visibility_table(min(kb * (block_keys / grid_keys) + block, grid_blocks - 1),
-                                       min(it * (tile_queries / grid_queries) + tile, grid_tiles - 1), table_head, b);
-  a.block_visibility(kb, it, g, b) = bits;
+  for (int dim = 0; dim < 4; ++dim) a.visibility_table.dim(dim).set_min(0);
+  const int slice_first_head = a.tiles.visibility_slice * visibility_table_heads(desc);
+  a.block_visibility(kb, it, g, b) = a.visibility_table(kb, it, slice_first_head + table_head, b);
 }
 
 }  // namespace

@@ -329,13 +329,12 @@ void finish_kernel(const kernel_request& request) {
   if (r.module && r.module->self_attn && short_queries_per_tile + 1 + r.module->extra_keys() > short_keys_max_length)
     throw std::logic_error("short_queries tiles of " + std::to_string(short_queries_per_tile) +
                            " queries: self-attention modules would need single_query");
-  std::vector<visibility_grid> grids;
-  if (!r.module && needs_visibility_table(r.op))
-    for (int v = 0; v < kernel_variant_count; ++v) grids.push_back(cpu_visibility_grid(r.op, r.targets, kernel_variant(v)));
+  std::vector<std::vector<visibility_grid>> variant_tiles;
+  if (!r.module && needs_visibility_table(r.op)) variant_tiles = cpu_variant_tiles(r.op, r.targets);
   const wrapper_sources wrapper =
       r.module ? emit_module_wrapper(request.name, request.cpp_namespace, *r.module, short_queries_per_tile,
                                      r.target_names, r.gpu_apis, r.gpu_target_names)
-               : emit_wrapper(request.name, request.cpp_namespace, r.op, short_queries_per_tile, grids,
+               : emit_wrapper(request.name, request.cpp_namespace, r.op, short_queries_per_tile, variant_tiles,
                               r.target_names, r.gpu_apis, r.gpu_target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);

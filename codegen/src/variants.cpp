@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 #include "attngen/codegen/schedule_cpu.hpp"
 
@@ -73,28 +74,27 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       break;
   }
   tiles.qk_key_group = qk_register_tile_keys(desc, tiles);
-  tiles.visibility_grid_queries = tiles.queries_per_tile;
-  tiles.visibility_grid_keys = tiles.key_block;
+  tiles.visibility_slice = 0;
   return tiles;
 }
 
-visibility_grid cpu_visibility_grid(const attention_desc& desc, const std::vector<Halide::Target>& kernel_targets,
-                                    kernel_variant variant) {
-  visibility_grid grid;
-  for (const Halide::Target& target : kernel_targets) {
-    const blocking tiles = cpu_variant_blocking(desc, target, variant);
-    grid.queries = grid.queries == 0 ? tiles.queries_per_tile : std::min(grid.queries, tiles.queries_per_tile);
-    grid.keys = grid.keys == 0 ? tiles.key_block : std::min(grid.keys, tiles.key_block);
-  }
-  return grid;
+std::vector<std::vector<visibility_grid>> cpu_variant_tiles(const attention_desc& desc,
+                                                            const std::vector<Halide::Target>& kernel_targets) {
+  std::vector<std::vector<visibility_grid>> tiles(kernel_variant_count);
+  for (int v = 0; v < kernel_variant_count; ++v)
+    for (const Halide::Target& target : kernel_targets) {
+      const blocking b = cpu_variant_blocking(desc, target, kernel_variant(v));
+      tiles[v].push_back({b.queries_per_tile, b.key_block});
+    }
+  return tiles;
 }
 
 blocking cpu_kernel_variant_blocking(const attention_desc& desc, const Halide::Target& target,
                                      const std::vector<Halide::Target>& kernel_targets, kernel_variant variant) {
   blocking tiles = cpu_variant_blocking(desc, target, variant);
-  const visibility_grid grid = cpu_visibility_grid(desc, kernel_targets, variant);
-  tiles.visibility_grid_queries = grid.queries;
-  tiles.visibility_grid_keys = grid.keys;
+  tiles.visibility_slice = int(std::find(kernel_targets.begin(), kernel_targets.end(), target) - kernel_targets.begin());
+  if (tiles.visibility_slice == int(kernel_targets.size()))
+    throw std::logic_error("target " + target.to_string() + " is not among the kernel's targets");
   return tiles;
 }
 

@@ -1,5 +1,9 @@
 #include "attngen/codegen/visibility_table.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 namespace attngen::codegen {
 
 using namespace Halide;
@@ -53,6 +57,25 @@ std::vector<Argument> visibility_table_algorithm::arguments() const {
   std::vector<Argument> args = captures.arguments();
   for (const Param<int32_t>& size : {query_length, key_length, tile_queries, block_keys}) args.push_back(size);
   return args;
+}
+
+std::vector<visibility_grid> visibility_table_grids(const std::vector<std::vector<visibility_grid>>& tiles) {
+  std::vector<visibility_grid> grids;
+  for (const std::vector<visibility_grid>& per_target : tiles) {
+    visibility_grid finest = per_target.at(0);
+    for (const visibility_grid& t : per_target) {
+      if (t.queries % finest.queries != 0 && finest.queries % t.queries != 0)
+        throw std::logic_error("tiles of " + std::to_string(t.queries) + " and " + std::to_string(finest.queries) +
+                               " queries: neither is a multiple of the other");
+      if (t.keys % finest.keys != 0 && finest.keys % t.keys != 0)
+        throw std::logic_error("blocks of " + std::to_string(t.keys) + " and " + std::to_string(finest.keys) +
+                               " keys: neither is a multiple of the other");
+      finest.queries = std::min(finest.queries, t.queries);
+      finest.keys = std::min(finest.keys, t.keys);
+    }
+    grids.push_back(finest);
+  }
+  return grids;
 }
 
 visibility_table_algorithm define_visibility_table(const attention_desc& desc, int lanes) {

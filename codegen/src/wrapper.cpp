@@ -48,10 +48,10 @@ struct wrapper_kind {
   std::vector<function> shared;    ///< a module's parts that every variant shares, in cpu_module_parts order
   std::vector<function> gpu;       ///< one per GPU API with code, its part the API ("cuda", "opencl")
   /// An operator whose mask modifier reads captures: the function computing the visibility table
-  /// (part visibility_part_name; empty part: none), its grid for each variant (indexed by
-  /// kernel_variant) and the kv heads it tells apart.
+  /// (part visibility_part_name; empty part: none), each variant's tiles on each CPU target
+  /// ([variant][target]) and the kv heads the table tells apart.
   function visibility;
-  std::vector<visibility_grid> visibility_grids;
+  std::vector<std::vector<visibility_grid>> visibility_tiles;
   int visibility_heads = 1;
   std::string gpu_targets;        ///< space-separated, recorded in the header
   std::string c_args_type;        ///< the C API's struct for `args_type`
@@ -169,10 +169,20 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   c << "};\n"
     << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
   if (!kind.visibility.part.empty()) {
-    c << "  // Queries and keys per entry of the visibility table each variant takes.\n"
+    const std::vector<visibility_grid> finest = visibility_table_grids(kind.visibility_tiles);
+    c << "  // Each variant's finest tiles over the targets (queries, keys), and each target's tiles in them.\n"
       << "  static constexpr int grids[][2] = {";
-    for (std::size_t v = 0; v < kind.visibility_grids.size(); ++v)
-      c << (v ? ", " : "") << "{" << kind.visibility_grids[v].queries << ", " << kind.visibility_grids[v].keys << "}";
+    for (std::size_t v = 0; v < finest.size(); ++v)
+      c << (v ? ", " : "") << "{" << finest[v].queries << ", " << finest[v].keys << "}";
+    c << "};\n  static constexpr attngen::detail::visibility_ratio ratios[][" << kind.visibility_tiles[0].size()
+      << "] = {";
+    for (std::size_t v = 0; v < finest.size(); ++v) {
+      c << (v ? ", " : "") << "{";
+      for (std::size_t t = 0; t < kind.visibility_tiles[v].size(); ++t)
+        c << (t ? ", " : "") << "{" << kind.visibility_tiles[v][t].queries / finest[v].queries << ", "
+          << kind.visibility_tiles[v][t].keys / finest[v].keys << "}";
+      c << "}";
+    }
     c << "};\n";
   }
   auto gpu_entry = [&](const char* api) {
@@ -192,8 +202,9 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << gpu_entry("opencl") << "};\n"
     << "  return " << kind.run_function << "(description, args, entries";
   if (!kind.visibility.part.empty()) {
-    c << ",\n      attngen::detail::visibility_entry{&" << call(kind.visibility.part) << ", grids[int(variant)][0], "
-      << "grids[int(variant)][1], " << kind.visibility_heads << "}";
+    c << ",\n      attngen::detail::visibility_entry{&" << call(kind.visibility.part)
+      << ", grids[int(variant)][0], grids[int(variant)][1], " << kind.visibility_heads << ", "
+      << kind.visibility_tiles[0].size() << ", ratios[int(variant)]}";
   }
   c << ");\n}\n";
   c << close_ns;
@@ -223,7 +234,8 @@ std::string buffer_arguments(int first, int count) {
 }  // namespace
 
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int short_queries_per_tile, const std::vector<visibility_grid>& visibility_grids,
+                             int short_queries_per_tile,
+                             const std::vector<std::vector<visibility_grid>>& visibility_tiles,
                              const std::vector<std::string>& target_names,
                              const std::vector<std::string>& gpu_apis, const std::vector<std::string>& gpu_target_names) {
   std::ostringstream contract;
@@ -253,7 +265,7 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
   kind.entries_type = "attngen::detail::attention_entries";
   kind.run_function = "attngen::detail::run_attention_kernel";
   // CPU variants take the visibility table after the captures, where there is one.
-  const bool takes_table = !visibility_grids.empty();
+  const bool takes_table = !visibility_tiles.empty();
   for (int v = 0; v < kernel_variant_count; ++v)
     kind.variants.push_back({name_of(kernel_variant(v)), buffer_arguments(0, buffers + int(takes_table))});
   if (takes_table) {
@@ -261,7 +273,7 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
     kind.visibility = {visibility_part_name, buffer_arguments(0, captures) +
                                                  ", query_length, key_length, tile_queries, block_keys" +
                                                  buffer_arguments(captures, 1)};
-    kind.visibility_grids = visibility_grids;
+    kind.visibility_tiles = visibility_tiles;
     kind.visibility_heads = visibility_table_heads(desc);
   }
   for (const auto& api : gpu_apis) kind.gpu.push_back({api, buffer_arguments(0, buffers)});

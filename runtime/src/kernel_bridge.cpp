@@ -458,26 +458,28 @@ tensor_view lse_beside_output(const tensor_view& lse, std::int64_t value_head_di
   return view;
 }
 
-// The visibility table `visibility` gives a host call, computed into `bytes` (an empty view where
-// the variant takes none).
+// The visibility table's slices `visibility` gives a host call, computed into `bytes` after the table
+// on the finest tiles (an empty view where the variant takes none).
 status compute_visibility_table(const visibility_entry& visibility, const attention_args& args,
                                 const tensor_view& scalars, call_context& context, gpu_call& host,
-                                std::vector<std::uint8_t>& bytes, tensor_view& table) {
+                                std::vector<std::uint8_t>& bytes, tensor_view& slices) {
   if (visibility.compute == nullptr) return {};
-  const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
-  const std::int64_t tiles = (queries + visibility.tile_queries - 1) / visibility.tile_queries;
-  const std::int64_t blocks = (keys + visibility.block_keys - 1) / visibility.block_keys;
-  const std::int64_t count = batch * visibility.heads * tiles * blocks;
-  if (count > std::numeric_limits<std::int32_t>::max())
+  const std::int64_t queries = args.q.shape[1], keys = args.k.shape[1];
+  const visibility_table_extents finest{args.q.shape[0], visibility.heads,
+                                        (queries + visibility.tile_queries - 1) / visibility.tile_queries,
+                                        (keys + visibility.block_keys - 1) / visibility.block_keys};
+  const std::int64_t count = finest.batch * finest.heads * finest.tiles * finest.blocks;
+  if (count * visibility.targets > std::numeric_limits<std::int32_t>::max())
     return status(error_code::too_large, "q and k: the mask modifier's visibility table would have " +
-                                             std::to_string(count) + " entries, past the kernel's 32-bit indexing");
+                                             std::to_string(count * visibility.targets) +
+                                             " entries, past the kernel's 32-bit indexing");
   try {
-    bytes.assign(std::size_t(count), 0);
+    bytes.assign(std::size_t(count * (1 + visibility.targets)), 0);
   } catch (const std::bad_alloc&) {
-    return status(error_code::kernel_failed,
-                  "q and k: cannot allocate the mask modifier's visibility table (" + std::to_string(count) + " bytes)");
+    return status(error_code::kernel_failed, "q and k: cannot allocate the mask modifier's visibility table (" +
+                                                 std::to_string(count * (1 + visibility.targets)) + " bytes)");
   }
-  table = make_tensor(bytes.data(), {batch, std::int64_t(visibility.heads), tiles, blocks});
+  const tensor_view table = make_tensor(bytes.data(), {finest.batch, finest.heads, finest.tiles, finest.blocks});
   const tensor_view* views[] = {&args.captures[0], &args.captures[1], &args.captures[2], &args.captures[3], &scalars,
                                 &table};
   kernel_buffers<int(std::size(views))> buffers;
@@ -485,7 +487,11 @@ status compute_visibility_table(const visibility_entry& visibility, const attent
   if (status s = buffers.attach(host, views, int(std::size(views)) - 1, false); !s) return s;
   const int result = visibility.compute(&context, buffers.data(), std::int32_t(queries), std::int32_t(keys),
                                         visibility.tile_queries, visibility.block_keys);
-  return finish_call(context, result);
+  if (result != 0) return finish_call(context, result);
+  fill_visibility_slices(bytes.data(), finest, visibility.ratios, visibility.targets, bytes.data() + count);
+  slices = make_tensor(bytes.data() + count,
+                       {finest.batch, visibility.targets * finest.heads, finest.tiles, finest.blocks});
+  return {};
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/visibility_table.hpp"
+#include "attngen/runtime/visibility_slices.hpp"
 #include "support/element_codec.hpp"
 
 namespace attngen::testing {
@@ -48,6 +49,8 @@ void set_captures(codegen::capture_params& params, const attention_problem& p) {
 
 struct jit_kernel::impl {
   Halide::Target target;
+  codegen::visibility_grid finest_tiles;  ///< the variant's over the kernel's targets
+  std::vector<detail::visibility_ratio> ratios;  ///< each target's tiles in finest ones
   codegen::attention_algorithm algorithm;
   Halide::Pipeline pipeline;
   /// The visibility table's part, where the kernel takes the table (as the runtime runs it first).
@@ -67,6 +70,10 @@ jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);
   if (impl_->algorithm.visibility_table.defined()) {
+    const auto tiles = codegen::cpu_variant_tiles(desc, kernel_targets)[int(variant)];
+    impl_->finest_tiles = codegen::visibility_table_grids({tiles})[0];
+    for (const codegen::visibility_grid& own : tiles)
+      impl_->ratios.push_back({own.queries / impl_->finest_tiles.queries, own.keys / impl_->finest_tiles.keys});
     impl_->visibility = codegen::define_visibility_table(desc, codegen::cpu_blocking(desc, impl_->target).lanes);
     codegen::schedule_visibility_table_cpu(*impl_->visibility);
     impl_->visibility_pipeline = Halide::Pipeline(impl_->visibility->stages.table);
@@ -93,18 +100,22 @@ jit_result jit_kernel::run(const attention_problem& p) {
   }
   set_captures(a.captures, p);
   if (impl_->visibility) {
-    // The table on the kernel's grid, as the runtime computes it before the kernel.
+    // The table on the finest tiles and its slices, as the runtime computes them before the kernel.
     codegen::visibility_table_algorithm& t = *impl_->visibility;
-    const int grid_queries = a.tiles.visibility_grid_queries, grid_keys = a.tiles.visibility_grid_keys;
+    const codegen::visibility_grid grid = impl_->finest_tiles;
     set_captures(t.captures, p);
     t.query_length.set(Lq);
     t.key_length.set(Lk);
-    t.tile_queries.set(grid_queries);
-    t.block_keys.set(grid_keys);
-    Halide::Buffer<std::uint8_t> table((Lk + grid_keys - 1) / grid_keys, (Lq + grid_queries - 1) / grid_queries,
-                                       codegen::visibility_table_heads(d), B);
+    t.tile_queries.set(grid.queries);
+    t.block_keys.set(grid.keys);
+    const detail::visibility_table_extents finest{B, codegen::visibility_table_heads(d),
+                                                  (Lq + grid.queries - 1) / grid.queries, (Lk + grid.keys - 1) / grid.keys};
+    Halide::Buffer<std::uint8_t> table(int(finest.blocks), int(finest.tiles), int(finest.heads), B);
     impl_->visibility_pipeline.realize(table, impl_->target);
-    a.visibility_table.set(table);
+    const int targets = int(impl_->ratios.size());
+    Halide::Buffer<std::uint8_t> slices(int(finest.blocks), int(finest.tiles), targets * int(finest.heads), B);
+    detail::fill_visibility_slices(table.data(), finest, impl_->ratios.data(), targets, slices.data());
+    a.visibility_table.set(slices);
   }
   Halide::Buffer<> output(codegen::halide_type_of(element), {Dv, H, Lq, B});
   std::vector<Halide::Buffer<>> outputs = {output};

@@ -21,7 +21,8 @@ class jit_kernel {
  public:
   /// `target`: a Halide target string this CPU runs; empty means the best the CPU supports.
   /// `finer_target`: another target of the same generated kernel (a fat binary's fallback), whose
-  /// finer tiles give the visibility table's grid; empty: the kernel is generated for `target` alone.
+  /// finer tiles give the visibility table's finest grid; empty: the kernel is generated for
+  /// `target` alone.
   explicit jit_kernel(const attention_desc& desc, kernel_variant variant = kernel_variant::general,
                       const std::string& target = "", const std::string& finer_target = "");
   ~jit_kernel();

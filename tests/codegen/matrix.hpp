@@ -16,7 +16,7 @@ inline const std::vector<int> awkward_lengths = {1, 7, 17, 113, 512};
 /// (batch, Lq, Lk) combination, Lq != Lk included: the run-time choice of variant must never matter.
 /// `target`: a Halide target string this CPU runs (e.g. the AVX2 or baseline member of a fat
 /// library); empty means the best the CPU supports. `finer_target`: another target of the same fat
-/// library, whose finer tiles give the visibility table's grid (see jit_kernel).
+/// library, whose finer tiles give the visibility table's finest grid (see jit_kernel).
 void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
                              const std::vector<int>& batches, const std::string& target = "",
                              const std::string& finer_target = "");

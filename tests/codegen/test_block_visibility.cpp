@@ -15,6 +15,7 @@
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/visibility_table.hpp"
+#include "attngen/runtime/visibility_slices.hpp"
 
 using namespace attngen;
 using namespace attngen::codegen;
@@ -57,30 +58,41 @@ std::vector<uint8_t> brute_force(const attention_desc& desc, int query_length, i
   return bits;
 }
 
-// The visibility part's table for Lq and Lk on a grid of `queries` x `keys`, with `lanes` keys per
-// vector, in brute_force's order for every kv head.
-Halide::Buffer<uint8_t> visibility_part_table(const attention_desc& desc, int query_length, int key_length, int queries,
-                                              int keys, int lanes, const Halide::Buffer<int32_t>& ids) {
+// The visibility part's table for Lq and Lk on the finest of the targets' tiles `target_tiles`, with
+// `lanes` keys per vector, sliced per target as the runtime slices it.
+Halide::Buffer<uint8_t> visibility_part_slices(const attention_desc& desc, int query_length, int key_length,
+                                               const std::vector<visibility_grid>& target_tiles, int lanes,
+                                               const Halide::Buffer<int32_t>& ids) {
   visibility_table_algorithm t = define_visibility_table(desc, lanes);
   schedule_visibility_table_cpu(t);
+  const visibility_grid finest = visibility_table_grids({target_tiles})[0];
   t.captures.tensors[0].set(ids);
   t.query_length.set(query_length);
   t.key_length.set(key_length);
-  t.tile_queries.set(queries);
-  t.block_keys.set(keys);
-  Halide::Buffer<uint8_t> table((key_length + keys - 1) / keys, (query_length + queries - 1) / queries,
-                                visibility_table_heads(desc), batches);
+  t.tile_queries.set(finest.queries);
+  t.block_keys.set(finest.keys);
+  const detail::visibility_table_extents extents{batches, visibility_table_heads(desc),
+                                                 (query_length + finest.queries - 1) / finest.queries,
+                                                 (key_length + finest.keys - 1) / finest.keys};
+  Halide::Buffer<uint8_t> table(int(extents.blocks), int(extents.tiles), int(extents.heads), batches);
   Halide::Pipeline(t.stages.table).realize(table, running_cpu_target());
-  return table;
+  std::vector<detail::visibility_ratio> ratios;
+  for (const visibility_grid& own : target_tiles) ratios.push_back({own.queries / finest.queries, own.keys / finest.keys});
+  const int targets = int(target_tiles.size());
+  Halide::Buffer<uint8_t> slices(int(extents.blocks), int(extents.tiles), targets * int(extents.heads), batches);
+  detail::fill_visibility_slices(table.data(), extents, ratios.data(), targets, slices.data());
+  return slices;
 }
 
-// `table` (one kv head, the mask ignores heads) in brute_force's order for every kv head.
-std::vector<uint8_t> table_marks(const attention_desc& desc, const Halide::Buffer<uint8_t>& table) {
+// Target `target`'s slice of `slices` (one kv head: the mask ignores heads) on its tiles of `queries`
+// x `keys`, in brute_force's order for every kv head.
+std::vector<uint8_t> slice_marks(const attention_desc& desc, const Halide::Buffer<uint8_t>& slices, int target,
+                                 int query_length, int key_length, int queries, int keys) {
   std::vector<uint8_t> bits;
   for (int b = 0; b < batches; ++b)
     for (int g = 0; g < desc.effective_kv_heads(); ++g)
-      for (int it = 0; it < table.dim(1).extent(); ++it)
-        for (int kb = 0; kb < table.dim(0).extent(); ++kb) bits.push_back(table(kb, it, 0, b));
+      for (int it = 0; it < (query_length + queries - 1) / queries; ++it)
+        for (int kb = 0; kb < (key_length + keys - 1) / keys; ++kb) bits.push_back(slices(kb, it, target, b));
   return bits;
 }
 
@@ -157,29 +169,30 @@ TEST_CASE("block visibility of a document mask is exact from the table computed 
   for (int kind : {int(some_key_hidden), int(some_key_visible), some_key_visible | some_key_hidden}) CHECK(std::count(expected.begin(), expected.end(), kind) > 0);
 }
 
-TEST_CASE("the visibility part's table of a document mask is exact on a grid of blocks narrower than a vector "
-          "(2 queries x 4 keys, 8 lanes), Lq 29 Lk 53",
+TEST_CASE("the visibility table of a document mask is exact in each target's slice (tiles of 2 x 4 queries x keys, "
+          "narrower than a vector of 8 keys, and 4 x 16 from them), Lq 29 Lk 53",
           "[codegen][sparsity]") {
   const auto desc = gqa.capture(document).mask_mod(document_mask(document));
-  const auto ids = document_ids();
-  const auto table = visibility_part_table(desc, document_lq, document_lk, 2, 4, 8, ids);
   REQUIRE(visibility_table_heads(desc) == 1);
-  CHECK(table_marks(desc, table) == brute_force(desc, document_lq, document_lk,
-                                                [&](int b, int, int q, int kv) { return same_document(ids, b, q, kv); },
-                                                2, 4));
+  const auto ids = document_ids();
+  const auto slices = visibility_part_slices(desc, document_lq, document_lk, {{4, 16}, {2, 4}}, 8, ids);
+  const auto same = [&](int b, int, int q, int kv) { return same_document(ids, b, q, kv); };
+  CHECK(slice_marks(desc, slices, 0, document_lq, document_lk, 4, 16) ==
+        brute_force(desc, document_lq, document_lk, same, 4, 16));
+  CHECK(slice_marks(desc, slices, 1, document_lq, document_lk, 2, 4) ==
+        brute_force(desc, document_lq, document_lk, same, 2, 4));
 }
 
-TEST_CASE("block visibility of a document mask read from the visibility part's table on a finer grid (tiles of 4 from "
-          "2 queries, blocks of 16 from 4 keys) is exact, Lq 29 Lk 53",
+TEST_CASE("block visibility of a document mask read from its target's slice of the visibility part's table is "
+          "exact (second of two targets), Lq 29 Lk 53",
           "[codegen][sparsity]") {
   const auto desc = gqa.capture(document).mask_mod(document_mask(document));
   blocking tiles = small_tiles();
-  tiles.visibility_grid_queries = 2;
-  tiles.visibility_grid_keys = 4;
+  tiles.visibility_slice = 1;
   attention_algorithm a = define_attention(desc, tiles);
   REQUIRE(a.visibility_table.defined());
   const auto ids = document_ids();
-  a.visibility_table.set(visibility_part_table(desc, document_lq, document_lk, 2, 4, 8, ids));
+  a.visibility_table.set(visibility_part_slices(desc, document_lq, document_lk, {{2, 4}, {4, 16}}, 8, ids));
   CHECK(kernel_marks(a, document_lq, document_lk, {ids}) ==
         brute_force(desc, document_lq, document_lk,
                     [&](int b, int, int q, int kv) { return same_document(ids, b, q, kv); }));

@@ -56,8 +56,8 @@ TEST_CASE("mask_mod document masking of packed sequences matches the reference",
   check_against_reference(gqa.capture(document).mask_mod(document_mask(document)), awkward_lengths, {1, 3});
 }
 
-TEST_CASE("mask_mod document masking through a fat library's finer visibility grid (AVX2 kernel, baseline grid) "
-          "matches the reference",
+TEST_CASE("mask_mod document masking through a fat library's visibility table (AVX2 kernel, its slice from the "
+          "baseline target's finer tiles) matches the reference",
           "[jit][modifiers][targets]") {
   check_against_reference(gqa.capture(document).mask_mod(document_mask(document)), awkward_lengths, {2},
                           "x86-64-linux-avx2-fma-f16c", "x86-64-linux");

@@ -71,11 +71,10 @@ struct blocking {
   /// there, so the block's stages read them densely and unclamped: no copy of the block body for the
   /// last block, and no gathers in it. For scores with keys in vector lanes.
   bool stage_key_reads = false;
-  /// Where the mask modifier reads captures (needs_visibility_table): the run-time visibility table's
-  /// grid, queries and keys per entry, which divide queries_per_tile and key_block. The kernel then
-  /// takes the table as its input (attention_algorithm::visibility_table); 0: the kernel computes it
-  /// on its own tiles.
-  int visibility_grid_queries = 0, visibility_grid_keys = 0;
+  /// Where the mask modifier reads captures (needs_visibility_table), a CPU kernel takes the run-time
+  /// visibility table as its input (attention_algorithm::visibility_table) and reads this slice of
+  /// it, its target's, on these tiles; -1: the kernel computes the table itself (GPU kernels).
+  int visibility_slice = -1;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -138,9 +137,9 @@ struct attention_algorithm {
   Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
   Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present
   capture_params captures;        ///< the modifiers' captured tensors and scalars
-  /// (B, heads, tiles, blocks) uint8: the run-time visibility table on the grid of
-  /// blocking::visibility_grid_queries and visibility_grid_keys (visibility_table.hpp); defined only
-  /// where the kernel takes it.
+  /// (B, T x heads, tiles, blocks) uint8: the run-time visibility table's slices
+  /// (visibility_table_algorithm::slices), of which the kernel reads blocking::visibility_slice;
+  /// defined only where the kernel takes it.
   Halide::ImageParam visibility_table;
 
   attention_sources sources;

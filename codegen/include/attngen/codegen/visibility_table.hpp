@@ -5,11 +5,13 @@
 /// blocks no row sees and apply the modifier only to the blocks it partly hides. (Masks of positions
 /// alone are bounded at build time instead, see define_attention.)
 ///
-/// On CPUs the table is a part of the kernel of its own (<name>_halide_visibility), which the runtime
-/// runs before the variant on a grid of the finest tiles and blocks of the kernel's targets: every
-/// target's tiles and blocks are whole multiples of it, so the table serves the variant whichever
-/// target runs, and it is generated once per target rather than once per variant (0.4 s of
-/// generation per target with four variants). GPU kernels compute it on their own tiles.
+/// On CPUs the table is a part of the kernel of its own (<name>_halide_visibility), run before the
+/// variant: it evaluates the mask once per call on the finest tiles and blocks of the kernel's
+/// targets (every target's are whole multiples of them), and the runtime ors that table into one
+/// slice per target on the target's own tiles (attngen/runtime/visibility_slices.hpp), so the variant
+/// reads one entry per block whichever target runs. Generated once per target rather than inside
+/// each variant, it saves about 0.25 s of generation per target with four variants. GPU kernels
+/// compute the table on their own tiles.
 
 #include <cstdint>
 #include <vector>
@@ -57,7 +59,12 @@ struct visibility_inputs {
 visibility_stages define_visibility_stages(const attention_desc& desc, const capture_params& captures,
                                            const visibility_inputs& inputs);
 
-/// The CPU part that computes the table: the grid and the lengths are its arguments.
+/// Queries per tile and keys per block.
+struct visibility_grid {
+  int queries = 0, keys = 0;
+};
+
+/// The CPU part that computes the table on a grid given at run time.
 struct visibility_table_algorithm {
   capture_params captures;
   Halide::Param<int32_t> query_length{"query_length"}, key_length{"key_length"};
@@ -68,6 +75,9 @@ struct visibility_table_algorithm {
   /// key_length, tile_queries, block_keys.
   std::vector<Halide::Argument> arguments() const;
 };
+
+/// The finest of each variant's tiles over the targets: `tiles[variant][target]`.
+std::vector<visibility_grid> visibility_table_grids(const std::vector<std::vector<visibility_grid>>& tiles);
 
 /// The table's part for `desc` (needs_visibility_table) with `lanes` keys per vector.
 visibility_table_algorithm define_visibility_table(const attention_desc& desc, int lanes);

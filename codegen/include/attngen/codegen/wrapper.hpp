@@ -6,7 +6,7 @@
 
 #include "attngen/attention.hpp"
 #include "attngen/module.hpp"
-#include "attngen/codegen/variants.hpp"
+#include "attngen/codegen/visibility_table.hpp"
 
 namespace attngen::codegen {
 
@@ -18,12 +18,14 @@ struct wrapper_sources {
 
 /// The wrapper calls the variants' Halide functions (see halide_function_name) and picks one per call
 /// with attngen::choose_variant, given the short_queries tiling's queries per tile; `target_names` are
-/// recorded in the header. Where the mask modifier reads captures, `visibility_grids` holds each
-/// variant's visibility grid (indexed by kernel_variant): host calls compute the table with the
-/// visibility part first, and pass it to the CPU variant. Calls on a GPU go to the functions of
-/// `gpu_apis` ("cuda", "opencl"), whose targets `gpu_target_names` are recorded too.
+/// recorded in the header. Where the mask modifier reads captures, `visibility_tiles` holds each
+/// variant's tiles on each CPU target ([variant][target], codegen::cpu_variant_tiles): host calls
+/// compute the visibility table with the visibility part first, and pass its slices to the CPU
+/// variant. Calls on a GPU go to the functions of `gpu_apis` ("cuda", "opencl"), whose targets
+/// `gpu_target_names` are recorded too.
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int short_queries_per_tile, const std::vector<visibility_grid>& visibility_grids,
+                             int short_queries_per_tile,
+                             const std::vector<std::vector<visibility_grid>>& visibility_tiles,
                              const std::vector<std::string>& target_names,
                              const std::vector<std::string>& gpu_apis = {},
                              const std::vector<std::string>& gpu_target_names = {});

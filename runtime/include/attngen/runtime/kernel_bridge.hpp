@@ -6,6 +6,7 @@
 #include "attngen/runtime/attention_call.hpp"
 #include "attngen/runtime/module_call.hpp"
 #include "attngen/runtime/variants.hpp"
+#include "attngen/runtime/visibility_slices.hpp"
 
 namespace attngen::detail {
 
@@ -31,11 +32,15 @@ using generated_visibility_entry = int (*)(void* user_context, halide_buffer_t* 
                                            std::int32_t query_length, std::int32_t key_length,
                                            std::int32_t tile_queries, std::int32_t block_keys);
 
-/// The visibility table a CPU variant takes after its captures, where the mask modifier reads them.
+/// The visibility table a CPU variant takes after its captures, where the mask modifier reads them:
+/// computed on the variant's finest tiles over the kernel's targets, then sliced per target
+/// (attngen/runtime/visibility_slices.hpp).
 struct visibility_entry {
   generated_visibility_entry compute = nullptr;  ///< null: the variant takes no table
-  int tile_queries = 1, block_keys = 1;           ///< the variant's grid
+  int tile_queries = 1, block_keys = 1;           ///< the finest tiles
   int heads = 1;                                  ///< kv heads the table tells apart
+  int targets = 1;                                ///< the kernel's CPU targets
+  const visibility_ratio* ratios = nullptr;       ///< each target's tiles in finest ones (`targets` of them)
 };
 
 /// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp); on the host, with
