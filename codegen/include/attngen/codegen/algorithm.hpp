@@ -137,9 +137,9 @@ struct attention_algorithm {
   Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
   Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present
   capture_params captures;        ///< the modifiers' captured tensors and scalars
-  /// (B, T x heads, tiles, blocks) uint8: the run-time visibility table's slices
-  /// (visibility_table_algorithm::slices), of which the kernel reads blocking::visibility_slice;
-  /// defined only where the kernel takes it.
+  /// (B, T x heads, tiles, blocks) uint8: the run-time visibility table's slices, one per CPU target
+  /// on its tiles (attngen/runtime/visibility_slices.hpp), of which the kernel reads
+  /// blocking::visibility_slice; defined only where the kernel takes it.
   Halide::ImageParam visibility_table;
 
   attention_sources sources;
