@@ -78,20 +78,11 @@ Expr modified_score(const attention_algorithm& a, Expr scaled_dot, Expr key_clam
   return lower_modifier(a.desc.score_modifier, a.desc.captures, a.captures, at);
 }
 
-// An index clamped into [0, length) for a gathered read. Where keys or rows lie in vector lanes,
-// Halide's loop partitioning removes a clamped vector of consecutive indices (a captured tensor's
-// read) from all but the last key block or row tile by copying the whole block body for the last
-// one. Bitwise or with a zero Halide cannot prove zero leaves the index as it is but no longer a
-// vector of consecutive indices: nothing is copied, and the reads are gathers in every block.
-Expr gathered_index(const attention_algorithm& a, Expr index, Expr length) {
-  return clamp(index | a.sources.unproven_zero, 0, length - 1);
-}
-
 // A key or query index clamped into [0, length), as the modifiers see it: gathered with
 // blocking::modifier_reads_gather (the copy costs a quarter more generation time for such a variant).
 Expr modifier_index(const attention_algorithm& a, Expr index, Expr length) {
   if (!a.tiles.modifier_reads_gather) return clamp(index, 0, length - 1);
-  return gathered_index(a, index, length);
+  return gathered_index(index, length, a.sources.unproven_zero);
 }
 
 // A block's staged reads at the key alone (blocking::stage_key_reads): each distinct read is a Func
@@ -111,7 +102,7 @@ class key_read_staging {
  private:
   Func staged(const modifier_graph& graph, int node) {
     const Var j = a_.j, kb = a_.kb, b = a_.b;
-    const Expr key = gathered_index(a_, kb * a_.tiles.key_block + j, a_.sources.key_length);
+    const Expr key = gathered_index(kb * a_.tiles.key_block + j, a_.sources.key_length, a_.sources.unproven_zero);
     const modifier_leaves at{Expr(), b, Expr(), Expr(), key, a_.sources.query_length, a_.sources.key_length, {}};
     const Expr value = lower_modifier_node(graph, a_.desc.captures, a_.captures, at, node);
     for (const Func& read : staged_)
@@ -435,7 +426,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   const bool rows_in_lanes = tiles.qk == qk_layout::rows_in_lanes;
   const tile_indices indices{query,
                              head,
-                             rows_in_lanes ? gathered_index(a, query, query_length) : query_clamped,
+                             rows_in_lanes ? gathered_index(query, query_length, a.sources.unproven_zero) : query_clamped,
                              key,
                              key_clamped,
                              modifier_index(a, query, query_length),

@@ -144,6 +144,10 @@ Expr lower_modifier_node(const modifier_graph& graph, const capture_table& captu
   return modifier_lowering(graph, captures, params, leaves).lower(node);
 }
 
+Expr gathered_index(Expr index, Expr length, Expr unproven_zero) {
+  return clamp(index | unproven_zero, 0, length - 1);
+}
+
 bool reads_at_key_alone(const modifier_graph& graph, int node) {
   return graph.nodes[node].op == expr_op::tensor_read && uses(graph, node, expr_op::key) &&
          !uses(graph, node, expr_op::score) && !uses(graph, node, expr_op::query) && !uses(graph, node, expr_op::head);

@@ -38,7 +38,7 @@ visibility_stages define_visibility_stages(const attention_desc& desc, const cap
   // for the last block, 3-4% of the generation time of example 03's kernel and 5-7% with every
   // run-time input. Measured as fast within 2% (example 03's kernel, B1 L2048 and decoding, AVX2
   // and AVX-512).
-  const Expr gathered_key = clamp(key | inputs.unproven_zero, 0, key_length - 1);
+  const Expr gathered_key = gathered_index(key, key_length, inputs.unproven_zero);
   const Expr visible = lower_modifier(desc.mask_modifier, desc.captures, captures,
                                       {Expr(), s.b, head, clamp(query, 0, query_length - 1), gathered_key,
                                        query_length, key_length});
@@ -59,23 +59,21 @@ std::vector<Argument> visibility_table_algorithm::arguments() const {
   return args;
 }
 
-std::vector<visibility_grid> visibility_table_grids(const std::vector<std::vector<visibility_grid>>& tiles) {
-  std::vector<visibility_grid> grids;
-  for (const std::vector<visibility_grid>& per_target : tiles) {
-    visibility_grid finest = per_target.at(0);
-    for (const visibility_grid& t : per_target) {
-      if (t.queries % finest.queries != 0 && finest.queries % t.queries != 0)
-        throw std::logic_error("tiles of " + std::to_string(t.queries) + " and " + std::to_string(finest.queries) +
-                               " queries: neither is a multiple of the other");
-      if (t.keys % finest.keys != 0 && finest.keys % t.keys != 0)
-        throw std::logic_error("blocks of " + std::to_string(t.keys) + " and " + std::to_string(finest.keys) +
-                               " keys: neither is a multiple of the other");
-      finest.queries = std::min(finest.queries, t.queries);
-      finest.keys = std::min(finest.keys, t.keys);
-    }
-    grids.push_back(finest);
+visibility_layout visibility_table_layout(const std::vector<visibility_grid>& target_tiles) {
+  visibility_layout layout{target_tiles.at(0), {}};
+  visibility_grid& finest = layout.finest;
+  for (const visibility_grid& t : target_tiles) {
+    if (t.queries % finest.queries != 0 && finest.queries % t.queries != 0)
+      throw std::logic_error("tiles of " + std::to_string(t.queries) + " and " + std::to_string(finest.queries) +
+                             " queries: neither is a multiple of the other");
+    if (t.keys % finest.keys != 0 && finest.keys % t.keys != 0)
+      throw std::logic_error("blocks of " + std::to_string(t.keys) + " and " + std::to_string(finest.keys) +
+                             " keys: neither is a multiple of the other");
+    finest.queries = std::min(finest.queries, t.queries);
+    finest.keys = std::min(finest.keys, t.keys);
   }
-  return grids;
+  for (const visibility_grid& t : target_tiles) layout.ratios.push_back({t.queries / finest.queries, t.keys / finest.keys});
+  return layout;
 }
 
 visibility_table_algorithm define_visibility_table(const attention_desc& desc, int lanes) {

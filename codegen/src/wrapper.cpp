@@ -169,18 +169,18 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   c << "};\n"
     << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
   if (!kind.visibility.part.empty()) {
-    const std::vector<visibility_grid> finest = visibility_table_grids(kind.visibility_tiles);
+    std::vector<visibility_layout> layouts;
+    for (const auto& target_tiles : kind.visibility_tiles) layouts.push_back(visibility_table_layout(target_tiles));
     c << "  // Each variant's finest tiles over the targets (queries, keys), and each target's tiles in them.\n"
       << "  static constexpr int grids[][2] = {";
-    for (std::size_t v = 0; v < finest.size(); ++v)
-      c << (v ? ", " : "") << "{" << finest[v].queries << ", " << finest[v].keys << "}";
+    for (std::size_t v = 0; v < layouts.size(); ++v)
+      c << (v ? ", " : "") << "{" << layouts[v].finest.queries << ", " << layouts[v].finest.keys << "}";
     c << "};\n  static constexpr attngen::detail::visibility_ratio ratios[][" << kind.visibility_tiles[0].size()
       << "] = {";
-    for (std::size_t v = 0; v < finest.size(); ++v) {
+    for (std::size_t v = 0; v < layouts.size(); ++v) {
       c << (v ? ", " : "") << "{";
-      for (std::size_t t = 0; t < kind.visibility_tiles[v].size(); ++t)
-        c << (t ? ", " : "") << "{" << kind.visibility_tiles[v][t].queries / finest[v].queries << ", "
-          << kind.visibility_tiles[v][t].keys / finest[v].keys << "}";
+      for (std::size_t t = 0; t < layouts[v].ratios.size(); ++t)
+        c << (t ? ", " : "") << "{" << layouts[v].ratios[t].tiles << ", " << layouts[v].ratios[t].blocks << "}";
       c << "}";
     }
     c << "};\n";

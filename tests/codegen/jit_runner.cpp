@@ -49,8 +49,7 @@ void set_captures(codegen::capture_params& params, const attention_problem& p) {
 
 struct jit_kernel::impl {
   Halide::Target target;
-  codegen::visibility_grid finest_tiles;  ///< the variant's over the kernel's targets
-  std::vector<detail::visibility_ratio> ratios;  ///< each target's tiles in finest ones
+  codegen::visibility_layout visibility_layout;  ///< the variant's over the kernel's targets
   codegen::attention_algorithm algorithm;
   Halide::Pipeline pipeline;
   /// The visibility table's part, where the kernel takes the table (as the runtime runs it first).
@@ -70,10 +69,8 @@ jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);
   if (impl_->algorithm.visibility_table.defined()) {
-    const auto tiles = codegen::cpu_variant_tiles(desc, kernel_targets)[int(variant)];
-    impl_->finest_tiles = codegen::visibility_table_grids({tiles})[0];
-    for (const codegen::visibility_grid& own : tiles)
-      impl_->ratios.push_back({own.queries / impl_->finest_tiles.queries, own.keys / impl_->finest_tiles.keys});
+    impl_->visibility_layout =
+        codegen::visibility_table_layout(codegen::cpu_variant_tiles(desc, kernel_targets)[int(variant)]);
     impl_->visibility = codegen::define_visibility_table(desc, codegen::cpu_blocking(desc, impl_->target).lanes);
     codegen::schedule_visibility_table_cpu(*impl_->visibility);
     impl_->visibility_pipeline = Halide::Pipeline(impl_->visibility->stages.table);
@@ -102,7 +99,8 @@ jit_result jit_kernel::run(const attention_problem& p) {
   if (impl_->visibility) {
     // The table on the finest tiles and its slices, as the runtime computes them before the kernel.
     codegen::visibility_table_algorithm& t = *impl_->visibility;
-    const codegen::visibility_grid grid = impl_->finest_tiles;
+    const codegen::visibility_layout& layout = impl_->visibility_layout;
+    const codegen::visibility_grid grid = layout.finest;
     set_captures(t.captures, p);
     t.query_length.set(Lq);
     t.key_length.set(Lk);
@@ -112,9 +110,9 @@ jit_result jit_kernel::run(const attention_problem& p) {
                                                   (Lq + grid.queries - 1) / grid.queries, (Lk + grid.keys - 1) / grid.keys};
     Halide::Buffer<std::uint8_t> table(int(finest.blocks), int(finest.tiles), int(finest.heads), B);
     impl_->visibility_pipeline.realize(table, impl_->target);
-    const int targets = int(impl_->ratios.size());
+    const int targets = int(layout.ratios.size());
     Halide::Buffer<std::uint8_t> slices(int(finest.blocks), int(finest.tiles), targets * int(finest.heads), B);
-    detail::fill_visibility_slices(table.data(), finest, impl_->ratios.data(), targets, slices.data());
+    detail::fill_visibility_slices(table.data(), finest, layout.ratios.data(), targets, slices.data());
     a.visibility_table.set(slices);
   }
   Halide::Buffer<> output(codegen::halide_type_of(element), {Dv, H, Lq, B});

@@ -65,7 +65,8 @@ Halide::Buffer<uint8_t> visibility_part_slices(const attention_desc& desc, int q
                                                const Halide::Buffer<int32_t>& ids) {
   visibility_table_algorithm t = define_visibility_table(desc, lanes);
   schedule_visibility_table_cpu(t);
-  const visibility_grid finest = visibility_table_grids({target_tiles})[0];
+  const visibility_layout layout = visibility_table_layout(target_tiles);
+  const visibility_grid finest = layout.finest;
   t.captures.tensors[0].set(ids);
   t.query_length.set(query_length);
   t.key_length.set(key_length);
@@ -76,11 +77,9 @@ Halide::Buffer<uint8_t> visibility_part_slices(const attention_desc& desc, int q
                                                  (key_length + finest.keys - 1) / finest.keys};
   Halide::Buffer<uint8_t> table(int(extents.blocks), int(extents.tiles), int(extents.heads), batches);
   Halide::Pipeline(t.stages.table).realize(table, running_cpu_target());
-  std::vector<detail::visibility_ratio> ratios;
-  for (const visibility_grid& own : target_tiles) ratios.push_back({own.queries / finest.queries, own.keys / finest.keys});
   const int targets = int(target_tiles.size());
   Halide::Buffer<uint8_t> slices(int(extents.blocks), int(extents.tiles), targets * int(extents.heads), batches);
-  detail::fill_visibility_slices(table.data(), extents, ratios.data(), targets, slices.data());
+  detail::fill_visibility_slices(table.data(), extents, layout.ratios.data(), targets, slices.data());
   return slices;
 }
 

@@ -42,6 +42,14 @@ Halide::Expr lower_modifier(const modifier_graph& graph, const capture_table& ca
 Halide::Expr lower_modifier_node(const modifier_graph& graph, const capture_table& captures,
                                  const capture_params& params, const modifier_leaves& leaves, int node);
 
+/// `index` clamped into [0, length) for a gathered read, given `unproven_zero`: zero in every call, in
+/// a form Halide cannot prove zero (attention_sources::unproven_zero). Where keys or rows lie in
+/// vector lanes, Halide's loop partitioning removes a clamped vector of consecutive indices (a
+/// captured tensor's read) from all but the last key block or row tile by copying the whole block
+/// body for the last one. Bitwise or with the unproven zero leaves the index as it is but no longer a
+/// vector of consecutive indices: nothing is copied, and the reads are gathers in every block.
+Halide::Expr gathered_index(Halide::Expr index, Halide::Expr length, Halide::Expr unproven_zero);
+
 /// Whether node `node` reads a captured tensor at indices that vary with the key but with none of
 /// the score, the query and the head: the same value for every row of a key.
 bool reads_at_key_alone(const modifier_graph& graph, int node);

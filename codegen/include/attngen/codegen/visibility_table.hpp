@@ -19,6 +19,7 @@
 #include "Halide.h"
 #include "attngen/attention.hpp"
 #include "attngen/codegen/modifiers.hpp"
+#include "attngen/runtime/visibility_slices.hpp"
 
 namespace attngen::codegen {
 
@@ -76,8 +77,17 @@ struct visibility_table_algorithm {
   std::vector<Halide::Argument> arguments() const;
 };
 
-/// The finest of each variant's tiles over the targets: `tiles[variant][target]`.
-std::vector<visibility_grid> visibility_table_grids(const std::vector<std::vector<visibility_grid>>& tiles);
+/// One variant's visibility table in a kernel: the finest of its tiles over the CPU targets, on which
+/// the part computes the table, and each target's tiles in units of them, which the runtime's slices
+/// take (attngen/runtime/visibility_slices.hpp).
+struct visibility_layout {
+  visibility_grid finest;
+  std::vector<detail::visibility_ratio> ratios;  ///< one per target, in the kernel's order
+};
+
+/// The layout of a variant whose tiles on the kernel's CPU targets are `target_tiles`. Throws
+/// std::logic_error where one target's tiles or blocks are not a whole multiple of another's.
+visibility_layout visibility_table_layout(const std::vector<visibility_grid>& target_tiles);
 
 /// The table's part for `desc` (needs_visibility_table) with `lanes` keys per vector.
 visibility_table_algorithm define_visibility_table(const attention_desc& desc, int lanes);
