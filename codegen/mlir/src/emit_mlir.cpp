@@ -5,14 +5,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "attngen/arguments.hpp"
 #include "modifier_emitter.hpp"
 #include "ssa_writer.hpp"
 
 namespace attngen::mlir_export {
 
 namespace {
-
-constexpr float mask_out_threshold = -1e38f;  // additive mask values at or below it hide the key
 
 const char* element_name(dtype t, bool bfloat16_as_bits) {
   switch (t) {
@@ -73,54 +72,61 @@ class attention_emission {
   }
 
  private:
-  // The function's first line; records the arguments' names and types.
+  // The function's first line, from the kernel's argument list (attngen/arguments.hpp): each input
+  // an argument (the captured scalars one f32 each), each output a result. Records their types.
   std::string arguments_and_results() {
-    const std::string e = element_, H = std::to_string(d_.num_heads),
-                      KVH = std::to_string(d_.effective_kv_heads()), D = std::to_string(d_.qk_head_dim),
-                      Dv = std::to_string(d_.effective_v_head_dim());
-    q_type_ = tensor_type({"?", "?", H, D}, e);
-    k_type_ = tensor_type({"?", "?", KVH, D}, e);
-    v_type_ = tensor_type({"?", "?", KVH, Dv}, e);
-    output_type_ = tensor_type({"?", "?", H, Dv}, e);
+    const std::string H = std::to_string(d_.num_heads), Dv = std::to_string(d_.effective_v_head_dim());
     accumulator_type_ = tensor_type({"?", "?", H, Dv}, "f32");
-    lse_type_ = tensor_type({"?", H, "?"}, "f32");
     scores_type_ = tensor_type({"?", H, "?", "?"}, "f32");
     rows_type_ = tensor_type({"?", H, "?"}, "f32");
-    std::string args = "%q: " + q_type_ + ", %k: " + k_type_ + ", %v: " + v_type_;
-    if (d_.has_additive_mask()) {
-      mask_type_ = tensor_type(mask_extents(), e);
-      args += ", %mask: " + mask_type_;
+    std::string args, results;
+    for (const kernel_argument& argument : kernel_arguments(d_)) {
+      if (argument.slot == argument_slot::scalars) {
+        for (int s = 0; s < d_.captures.scalar_count; ++s) {
+          captures_.scalars.push_back("%scalar_" + std::string(d_.captures.scalars[s].view()));
+          args += (args.empty() ? "" : ", ") + captures_.scalars.back() + ": f32";
+        }
+        continue;
+      }
+      const std::string type = type_of(argument);
+      if (argument.is_output()) {
+        results += (results.empty() ? "" : ", ") + type;
+        (argument.slot == argument_slot::output ? output_type_ : lse_type_) = type;
+        continue;
+      }
+      std::string name = "%" + std::string(argument.name);
+      switch (argument.slot) {
+        case argument_slot::q: q_type_ = type; break;
+        case argument_slot::k: k_type_ = type; break;
+        case argument_slot::v: v_type_ = type; break;
+        case argument_slot::mask: mask_type_ = type; break;
+        case argument_slot::capture:
+          name = "%capture_" + std::string(argument.name);
+          captures_.tensors.push_back(name);
+          captures_.tensor_types.push_back(type);
+          break;
+        default: break;
+      }
+      args += (args.empty() ? "" : ", ") + name + ": " + type;
     }
-    if (d_.has_key_padding_mask()) args += ", %key_padding: tensor<?x?xi8>";
-    for (int t = 0; t < d_.captures.tensor_count; ++t) {
-      const tensor_capture& declared = d_.captures.tensors[t];
-      std::vector<std::string> extents;
-      for (int x = 0; x < declared.rank; ++x) extents.push_back(extent_text(declared.extents[x]));
-      const std::string name = "%capture_" + std::string(declared.name.view());
-      captures_.tensors.push_back(name);
-      captures_.tensor_types.push_back(tensor_type(extents, declared.type == capture_type::i32 ? "i32" : "f32"));
-      args += ", " + name + ": " + captures_.tensor_types.back();
-    }
-    for (int s = 0; s < d_.captures.scalar_count; ++s) {
-      captures_.scalars.push_back("%scalar_" + std::string(d_.captures.scalars[s].view()));
-      args += ", " + captures_.scalars.back() + ": f32";
-    }
-    std::string results = output_type_;
-    if (d_.lse_output) results += ", " + lse_type_;
     return "  func @" + std::string(name_) + "(" + args + ") -> (" + results +
            ") attributes {llvm.emit_c_interface} {\n";
   }
 
-  std::vector<std::string> mask_extents() const {
-    const std::string H = std::to_string(d_.num_heads);
-    switch (d_.additive_mask_shape) {
-      case mask_shape::lq_lk: return {"?", "?"};
-      case mask_shape::h_lq_lk: return {H, "?", "?"};
-      case mask_shape::b_h_lq_lk: return {"?", H, "?", "?"};
-      case mask_shape::b_1_lq_lk: return {"?", "1", "?", "?"};
-      case mask_shape::none: break;
+  // An argument's tensor type: run-time extents dynamic, the description's fixed.
+  std::string type_of(const kernel_argument& argument) const {
+    std::vector<std::string> extents;
+    for (int d = 0; d < argument.rank; ++d) {
+      const argument_dim& dim = argument.dims[d];
+      extents.push_back(dim.source == extent_source::description ? std::to_string(dim.extent) : "?");
     }
-    return {};
+    switch (argument.type) {
+      case dtype::u8: return tensor_type(extents, "i8");
+      case dtype::i32: return tensor_type(extents, "i32");
+      case dtype::f32: return tensor_type(extents, "f32");
+      case dtype::f16: case dtype::bf16: break;
+    }
+    return tensor_type(extents, element_);
   }
 
   // The additive mask's map from the score's (b, h, i, j).
@@ -133,15 +139,6 @@ class attention_emission {
       case mask_shape::none: break;
     }
     return {};
-  }
-
-  std::string extent_text(const extent& e) const {
-    switch (e.kind) {
-      case extent_kind::heads: return std::to_string(d_.num_heads);
-      case extent_kind::fixed: return std::to_string(e.size);
-      default: break;
-    }
-    return "?";
   }
 
   // B, Lq and Lk as index values, and as i32 for the modifiers.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 namespace attngen::codegen {
@@ -11,13 +12,12 @@ using namespace Halide;
 
 namespace {
 
-// Halide compiles with no-Inf/no-NaN assumptions, so masking uses finite sentinels:
-// masked scores hold `masked_score`; block maxima are floored at `score_floor`, so a fully masked block
-// gives exp(masked_score - score_floor) == 0 (Halide's exp underflows to exactly 0 there).
+// Halide compiles with no-Inf/no-NaN assumptions, so masking uses finite sentinels: masked scores
+// hold `masked_score`; block maxima are floored at the mask threshold, so a fully masked block gives
+// exp(masked_score - mask_out_threshold) == 0 (Halide's exp underflows to exactly 0 there).
 constexpr float masked_score = -std::numeric_limits<float>::max();
-constexpr float score_floor = -1e38f;
-// Additive mask values at or below this mask the key out: -inf, and "finfo.min" style sentinels.
-constexpr float mask_out_threshold = -1e38f;
+constexpr float score_floor = mask_out_threshold;
+static_assert(masked_score <= masked_score_limit);
 
 Expr negative_infinity() { return reinterpret(Float(32), Internal::make_const(UInt(32), 0xff800000u)); }
 
@@ -78,6 +78,32 @@ Expr modified_score(const attention_algorithm& a, Expr scaled_dot, Expr key_clam
   return lower_modifier(a.desc.score_modifier, a.desc.captures, a.captures, at);
 }
 
+// Where a score is evaluated: the key and query as computed and clamped into range, the head and
+// batch, and the key and query the modifiers read (clamped, or gathered: modifier_index).
+struct score_point {
+  Expr key, query, key_clamped, query_clamped, head, batch, modifier_key, modifier_query;
+};
+
+// The one masking rule, for the key blocks and for results computed outside them (the module's
+// weights): `scaled_dot` after the score modifier plus the additive mask, or masked_score where the
+// key is masked by position, causality, the sources' mask, an additive value at or below
+// mask_out_threshold or (with `with_mask_modifier`) the mask modifier. Reads at the key alone come
+// from `score_key_read` and `mask_key_read` where given (modifier_leaves::key_read).
+Expr masked_score_at(const attention_algorithm& a, Expr scaled_dot, const score_point& at, bool with_mask_modifier,
+                     std::function<Expr(int)> score_key_read = {}, std::function<Expr(int)> mask_key_read = {}) {
+  Expr score = modified_score(a, scaled_dot, at.modifier_key, at.modifier_query, at.head, at.batch,
+                              std::move(score_key_read));
+  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, at.batch);
+  if (with_mask_modifier && a.desc.has_mask_mod())
+    masked = masked || modifier_hides(a, at.modifier_key, at.modifier_query, at.head, at.batch, std::move(mask_key_read));
+  if (a.sources.additive.defined()) {
+    const Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, at.batch);
+    score += bias;
+    masked = masked || bias <= mask_out_threshold;
+  }
+  return select(masked, masked_score, score);
+}
+
 // A key or query index clamped into [0, length), as the modifiers see it: gathered with
 // blocking::modifier_reads_gather (the copy costs a quarter more generation time for such a variant).
 Expr modifier_index(const attention_algorithm& a, Expr index, Expr length) {
@@ -136,19 +162,13 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.dot(j, ii, kb, it, g, b) = 0.0f;
   f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
 
-  Expr raw_score = modified_score(a, f.dot(j, ii, kb, it, g, b), at.modifier_key, at.modifier_query, at.head, b,
-                                  staging.reads_of(a.desc.score_modifier, j));
-  Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, b);
-  if (a.desc.has_mask_mod() && !modifier_per_block)
-    masked = masked || modifier_hides(a, at.modifier_key, at.modifier_query, at.head, b,
-                                      staging.reads_of(a.desc.mask_modifier, j));
-  if (a.sources.additive.defined()) {
-    Expr bias = a.sources.additive(at.key_clamped, at.query_clamped, at.head, b);
-    raw_score += bias;
-    masked = masked || bias <= mask_out_threshold;
-  }
+  const score_point point{at.key,     at.query, at.key_clamped,    at.query_clamped,
+                          at.head,    b,        at.modifier_key,   at.modifier_query};
+  const Expr masked_or_score = masked_score_at(a, f.dot(j, ii, kb, it, g, b), point, !modifier_per_block,
+                                               staging.reads_of(a.desc.score_modifier, j),
+                                               staging.reads_of(a.desc.mask_modifier, j));
   f.score = Func(prefix + "score");
-  f.score(j, ii, kb, it, g, b) = select(masked, masked_score, raw_score);
+  f.score(j, ii, kb, it, g, b) = masked_or_score;
   if (modifier_per_block) {
     f.modifier_masked_keys = RDom(0, a.tiles.key_block, prefix + "rmask");
     f.modifier_masked_keys.where((a.block_visibility(kb, it, g, b) & some_key_hidden) != 0);
@@ -252,15 +272,8 @@ Expr bfloat16_bits_of(Expr value) {
 Expr score_at(const attention_algorithm& a, Expr scaled_dot, Expr key, Expr query, Expr head, Expr batch) {
   const Expr key_clamped = clamp(key, 0, a.sources.key_length - 1);
   const Expr query_clamped = clamp(query, 0, a.sources.query_length - 1);
-  scaled_dot = modified_score(a, scaled_dot, key_clamped, query_clamped, head, batch);
-  Expr masked = structurally_masked(a, key, query, key_clamped, query_clamped, head, batch);
-  if (a.desc.has_mask_mod()) masked = masked || modifier_hides(a, key_clamped, query_clamped, head, batch);
-  if (a.sources.additive.defined()) {
-    const Expr bias = a.sources.additive(key_clamped, query_clamped, head, batch);
-    scaled_dot += bias;
-    masked = masked || bias <= mask_out_threshold;
-  }
-  return select(masked, masked_score, scaled_dot);
+  return masked_score_at(a, scaled_dot, {key, query, key_clamped, query_clamped, head, batch, key_clamped, query_clamped},
+                         true);
 }
 
 Type halide_type_of(dtype t) {
@@ -274,12 +287,24 @@ Type halide_type_of(dtype t) {
   return Type();
 }
 
+Argument attention_algorithm::parameter(const kernel_argument& argument) const {
+  switch (argument.slot) {
+    case argument_slot::q: return q;
+    case argument_slot::k: return k;
+    case argument_slot::v: return v;
+    case argument_slot::mask: return mask;
+    case argument_slot::key_padding: return key_padding;
+    case argument_slot::capture: return captures.tensors.at(argument.index);
+    case argument_slot::scalars: return captures.scalars;
+    case argument_slot::output: case argument_slot::lse: break;
+  }
+  throw std::logic_error("attngen: " + std::string(argument.name) + " is an output, not a pipeline parameter");
+}
+
 std::vector<Argument> attention_algorithm::arguments() const {
-  std::vector<Argument> args = {q, k, v};
-  if (desc.has_additive_mask()) args.push_back(mask);
-  if (desc.has_key_padding_mask()) args.push_back(key_padding);
-  const std::vector<Argument> captured = captures.arguments();
-  args.insert(args.end(), captured.begin(), captured.end());
+  std::vector<Argument> args;
+  for (const kernel_argument& argument : kernel_arguments(desc))
+    if (!argument.is_output()) args.push_back(parameter(argument));
   if (visibility_table.defined()) args.push_back(visibility_table);
   return args;
 }

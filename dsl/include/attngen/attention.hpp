@@ -32,8 +32,12 @@ enum class causal_alignment : std::uint8_t {
 inline constexpr causal_alignment top_left = causal_alignment::top_left;
 inline constexpr causal_alignment bottom_right = causal_alignment::bottom_right;
 
+/// Additive mask values at or below this (-inf, and the `finfo.min` style sentinels of Hugging Face
+/// models) mask the key out exactly: weight 0. Kernels also hold masked scores at or below it.
+inline constexpr float mask_out_threshold = -1e38f;
+
 /// Shape of the optional additive float mask, added to the scaled scores. Its element type is the
-/// description's dtype. Values <= -1e38 (including -inf) mask the key out.
+/// description's dtype. Values <= mask_out_threshold (including -inf) mask the key out.
 enum class mask_shape : std::uint8_t {
   none,
   lq_lk,      ///< (Lq, Lk): the same for every batch and head

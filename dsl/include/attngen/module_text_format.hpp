@@ -49,56 +49,51 @@ inline bool is_module_text(std::string_view text) {
   return module;
 }
 
+constexpr std::string_view scope_of(mask_kind) { return "attngen::mask_kind::"; }
+constexpr std::string_view scope_of(attn_mask_shape) { return "attngen::attn_mask_shape::"; }
+constexpr std::string_view scope_of(weights_output) { return "attngen::weights_output::"; }
+
+namespace detail {
+
+/// The module description's knobs (knobs.hpp), in the text form's and the C++ form's order. Sizes
+/// that default to others are written only when set, so the text round-trips exactly.
+inline constexpr knob<mha_desc> module_knobs[] = {
+    integer_knob<&mha_desc::embed>("embed_dim", "embed_dim"),
+    integer_knob<&mha_desc::num_heads>("heads", "heads"),
+    integer_knob<&mha_desc::num_kv_heads, &mha_desc::num_kv_heads, written::when_set, written::when_set>("kv_heads",
+                                                                                                      "kv_heads"),
+    integer_knob<&mha_desc::key_dim, &mha_desc::key_dim, written::when_set, written::when_set>("kdim", "kdim"),
+    integer_knob<&mha_desc::value_dim, &mha_desc::value_dim, written::when_set, written::when_set>("vdim", "vdim"),
+    flag_knob<&mha_desc::projection_bias>("bias", "bias"),
+    flag_knob<&mha_desc::bias_kv>("add_bias_kv", "add_bias_kv"),
+    flag_knob<&mha_desc::zero_attn>("add_zero_attn", "add_zero_attn"),
+    flag_knob<&mha_desc::batch_major>("batch_first", "batch_first"),
+    flag_knob<&mha_desc::self_attn>("self_attention", "self_attention"),
+    float_knob<&mha_desc::dropout_p>("dropout", "dropout"),
+    enum_knob<&mha_desc::weights, weights_spellings>("need_weights", "need_weights"),
+    enum_knob<&mha_desc::causal_mode, causal_spellings>("causal", "causal"),
+    enum_knob<&mha_desc::key_padding, mask_kind_spellings>("key_padding_mask", "key_padding_mask"),
+    // One setter takes the mask's kind and its shape: .attn_mask(kind, shape).
+    {"attn_mask", "attn_mask", [](const mha_desc& d) { return format_enum<mask_kind_spellings>(d.mask, false); },
+     [](std::string_view value, mha_desc& d) { return read_enum<mask_kind_spellings>(value, d.mask); },
+     [](const mha_desc& d) -> std::optional<std::string> {
+       return format_enum<mask_kind_spellings>(d.mask, true) + ", " +
+              format_enum<attn_mask_shape_spellings>(d.mask_dims, true);
+     }},
+    enum_knob<&mha_desc::mask_dims, attn_mask_shape_spellings, written::never>("attn_mask_shape", "attn_mask"),
+    enum_knob<&mha_desc::element_type, dtype_spellings>("dtype", "element"),
+};
+
+}  // namespace detail
+
 /// The text form of `d`; parse_module_description(to_text(d)) == d.
 inline std::string to_text(const mha_desc& d) {
-  std::string text = std::string(module_kind_line) + "\n";
-  auto line = [&](std::string_view key, const std::string& value) {
-    text.append(key).append(" = ").append(value).append("\n");
-  };
-  auto flag = [](bool on) { return std::string(on ? "true" : "false"); };
-  line("embed_dim", std::to_string(d.embed));
-  line("heads", std::to_string(d.num_heads));
-  // Sizes that default to others are written only when set, so the text round-trips exactly.
-  if (d.num_kv_heads != mha_desc::unset) line("kv_heads", std::to_string(d.num_kv_heads));
-  if (d.key_dim != mha_desc::unset) line("kdim", std::to_string(d.key_dim));
-  if (d.value_dim != mha_desc::unset) line("vdim", std::to_string(d.value_dim));
-  line("bias", flag(d.projection_bias));
-  line("add_bias_kv", flag(d.bias_kv));
-  line("add_zero_attn", flag(d.zero_attn));
-  line("batch_first", flag(d.batch_major));
-  line("self_attention", flag(d.self_attn));
-  line("dropout", detail::float_literal(d.dropout_p, "%.9g"));
-  line("need_weights", std::string(name_of(d.weights)));
-  line("causal", std::string(name_of(d.causal_mode)));
-  line("key_padding_mask", std::string(name_of(d.key_padding)));
-  line("attn_mask", std::string(name_of(d.mask)));
-  line("attn_mask_shape", std::string(name_of(d.mask_dims)));
-  line("dtype", std::string(name_of(d.element_type)));
-  return text;
+  return std::string(module_kind_line) + "\n" + detail::knobs_text(detail::module_knobs, d);
 }
 
 /// The C++ expression that builds `d` with the DSL (exact: floats are written in hexadecimal).
 inline std::string to_cpp(const mha_desc& d) {
-  auto flag = [](bool on) { return std::string(on ? "true" : "false"); };
-  std::string cpp = "attngen::multihead_attention()";
-  cpp += ".embed_dim(" + std::to_string(d.embed) + ")";
-  cpp += ".heads(" + std::to_string(d.num_heads) + ")";
-  if (d.num_kv_heads != mha_desc::unset) cpp += ".kv_heads(" + std::to_string(d.num_kv_heads) + ")";
-  if (d.key_dim != mha_desc::unset) cpp += ".kdim(" + std::to_string(d.key_dim) + ")";
-  if (d.value_dim != mha_desc::unset) cpp += ".vdim(" + std::to_string(d.value_dim) + ")";
-  cpp += ".bias(" + flag(d.projection_bias) + ")";
-  cpp += ".add_bias_kv(" + flag(d.bias_kv) + ")";
-  cpp += ".add_zero_attn(" + flag(d.zero_attn) + ")";
-  cpp += ".batch_first(" + flag(d.batch_major) + ")";
-  cpp += ".self_attention(" + flag(d.self_attn) + ")";
-  cpp += ".dropout(" + detail::float_literal(d.dropout_p, "%a") + "f)";
-  cpp += ".need_weights(attngen::weights_output::" + std::string(name_of(d.weights)) + ")";
-  cpp += ".causal(attngen::causal_alignment::" + std::string(name_of(d.causal_mode)) + ")";
-  cpp += ".key_padding_mask(attngen::mask_kind::" + std::string(name_of(d.key_padding)) + ")";
-  cpp += ".attn_mask(attngen::mask_kind::" + std::string(name_of(d.mask)) + ", attngen::attn_mask_shape::" +
-         std::string(name_of(d.mask_dims)) + ")";
-  cpp += ".element(attngen::dtype::" + std::string(name_of(d.element_type)) + ")";
-  return cpp;
+  return "attngen::multihead_attention()" + detail::knobs_cpp(detail::module_knobs, d);
 }
 
 /// Result of parsing a module's text form: `error` is empty on success, otherwise it names the line.
@@ -118,30 +113,10 @@ inline parsed_module_description parse_module_description(std::string_view text)
       if (kind_seen) return {};
       return {"a module description starts with `kind = module`", key.data()};
     }
-    auto parse_flag = [&](bool& out) {
-      out = value == "true";
-      return value == "true" || value == "false";
-    };
-    bool ok = true;
-    if (key == "embed_dim") ok = detail::parse_number(value, d.embed);
-    else if (key == "heads") ok = detail::parse_number(value, d.num_heads);
-    else if (key == "kv_heads") ok = detail::parse_number(value, d.num_kv_heads);
-    else if (key == "kdim") ok = detail::parse_number(value, d.key_dim);
-    else if (key == "vdim") ok = detail::parse_number(value, d.value_dim);
-    else if (key == "bias") ok = parse_flag(d.projection_bias);
-    else if (key == "add_bias_kv") ok = parse_flag(d.bias_kv);
-    else if (key == "add_zero_attn") ok = parse_flag(d.zero_attn);
-    else if (key == "batch_first") ok = parse_flag(d.batch_major);
-    else if (key == "self_attention") ok = parse_flag(d.self_attn);
-    else if (key == "dropout") ok = detail::parse_number(value, d.dropout_p);
-    else if (key == "need_weights") ok = detail::parse_spelling(detail::weights_spellings, value, d.weights);
-    else if (key == "causal") ok = detail::parse_spelling(detail::causal_spellings, value, d.causal_mode);
-    else if (key == "key_padding_mask") ok = detail::parse_spelling(detail::mask_kind_spellings, value, d.key_padding);
-    else if (key == "attn_mask") ok = detail::parse_spelling(detail::mask_kind_spellings, value, d.mask);
-    else if (key == "attn_mask_shape") ok = detail::parse_spelling(detail::attn_mask_shape_spellings, value, d.mask_dims);
-    else if (key == "dtype") ok = detail::parse_spelling(detail::dtype_spellings, value, d.element_type);
-    else return {"unknown key `" + std::string(key) + "`", key.data()};
-    return ok ? std::string() : "bad value `" + std::string(value) + "` for " + std::string(key);
+    const auto* knob = detail::find_knob(detail::module_knobs, key);
+    if (knob == nullptr) return {"unknown key `" + std::string(key) + "`", key.data()};
+    if (knob->parse(value, d)) return {};
+    return "bad value `" + std::string(value) + "` for " + std::string(key);
   });
   if (!result.error.empty()) return result;
   if (!kind_seen) {

@@ -9,24 +9,17 @@
 /// (declarations, in order, before the modifiers that read them), score_mod and mask_mod. Omitted keys
 /// keep their defaults.
 
-#include <charconv>
-#include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "attngen/attention.hpp"
+#include "attngen/knobs.hpp"
 #include "attngen/modifier_text_format.hpp"
 #include "attngen/validation.hpp"
 
 namespace attngen {
 
 namespace detail {
-
-template <typename Enum>
-struct enum_spelling {
-  Enum value;
-  std::string_view text;
-};
 
 inline constexpr enum_spelling<causal_alignment> causal_spellings[] = {
     {causal_alignment::none, "none"},
@@ -42,29 +35,6 @@ inline constexpr enum_spelling<padding_polarity> padding_spellings[] = {
     {padding_polarity::true_means_keep, "true_means_keep"}};
 inline constexpr enum_spelling<dtype> dtype_spellings[] = {
     {dtype::f32, "f32"}, {dtype::f16, "f16"}, {dtype::bf16, "bf16"}};
-
-template <typename Enum, std::size_t N>
-constexpr std::string_view spell(const enum_spelling<Enum> (&table)[N], Enum value) {
-  for (const auto& entry : table)
-    if (entry.value == value) return entry.text;
-  return "?";
-}
-
-template <typename Enum, std::size_t N>
-constexpr bool parse_spelling(const enum_spelling<Enum> (&table)[N], std::string_view text, Enum& out) {
-  for (const auto& entry : table)
-    if (entry.text == text) {
-      out = entry.value;
-      return true;
-    }
-  return false;
-}
-
-inline std::string float_literal(float value, const char* format) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, static_cast<double>(value));
-  return buffer;
-}
 
 inline std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -115,13 +85,6 @@ std::string for_each_setting(std::string_view text, Setting&& setting) {
   return {};
 }
 
-/// Parses all of `value` as a number.
-template <typename Number>
-bool parse_number(std::string_view value, Number& out) {
-  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  return ec == std::errc{} && ptr == value.data() + value.size();
-}
-
 }  // namespace detail
 
 /// Spellings shared by the text form, messages and generated code.
@@ -129,22 +92,54 @@ constexpr std::string_view name_of(causal_alignment a) { return detail::spell(de
 constexpr std::string_view name_of(mask_shape s) { return detail::spell(detail::mask_spellings, s); }
 constexpr std::string_view name_of(padding_polarity p) { return detail::spell(detail::padding_spellings, p); }
 
+/// The C++ scopes of the description's enumerations (the knobs' C++ form).
+constexpr std::string_view scope_of(causal_alignment) { return "attngen::causal_alignment::"; }
+constexpr std::string_view scope_of(mask_shape) { return "attngen::mask_shape::"; }
+constexpr std::string_view scope_of(padding_polarity) { return "attngen::padding_polarity::"; }
+constexpr std::string_view scope_of(dtype) { return "attngen::dtype::"; }
+
+namespace detail {
+
+/// The operator description's knobs (knobs.hpp), in the text form's and the C++ form's order.
+/// Captures and modifiers follow them in both, in their own syntax (modifier_text_format.hpp).
+inline constexpr knob<attention_desc> attention_knobs[] = {
+    integer_knob<&attention_desc::num_heads>("heads", "heads"),
+    integer_knob<&attention_desc::num_kv_heads, &attention_desc::effective_kv_heads>("kv_heads", "kv_heads"),
+    integer_knob<&attention_desc::qk_head_dim>("head_dim", "head_dim"),
+    integer_knob<&attention_desc::v_dim, &attention_desc::effective_v_head_dim>("v_head_dim", "v_head_dim"),
+    enum_knob<&attention_desc::causal_mode, causal_spellings, written::when_set>("causal", "causal"),
+    enum_knob<&attention_desc::additive_mask_shape, mask_spellings, written::when_set>("additive_mask",
+                                                                                       "additive_mask"),
+    enum_knob<&attention_desc::key_padding, padding_spellings, written::when_set>("key_padding", "key_padding_mask"),
+    // The scale is two members: whether one is given, and which (`default`: 1/sqrt(head_dim)).
+    {"scale", "scale",
+     [](const attention_desc& d) { return d.has_scale ? float_literal(d.scale_value, "%.9g") : "default"; },
+     [](std::string_view value, attention_desc& d) {
+       d.has_scale = value != "default";
+       return !d.has_scale || parse_number(value, d.scale_value);
+     },
+     [](const attention_desc& d) -> std::optional<std::string> {
+       if (!d.has_scale) return std::nullopt;
+       return format_float(d.scale_value, true);
+     }},
+    // A setter without an argument: .return_lse().
+    {"lse", "return_lse", [](const attention_desc& d) { return format_flag(d.lse_output, false); },
+     [](std::string_view value, attention_desc& d) { return read_flag(value, d.lse_output); },
+     [](const attention_desc& d) -> std::optional<std::string> {
+       if (!d.lse_output) return std::nullopt;
+       return std::string();
+     }},
+    enum_knob<&attention_desc::element_type, dtype_spellings>("dtype", "element"),
+};
+
+}  // namespace detail
+
 /// The text form of `d`; parse_description(to_text(d)) == d.
 inline std::string to_text(const attention_desc& d) {
-  std::string text;
+  std::string text = detail::knobs_text(detail::attention_knobs, d);
   auto line = [&](std::string_view key, const std::string& value) {
     text.append(key).append(" = ").append(value).append("\n");
   };
-  line("heads", std::to_string(d.num_heads));
-  line("kv_heads", std::to_string(d.effective_kv_heads()));
-  line("head_dim", std::to_string(d.qk_head_dim));
-  line("v_head_dim", std::to_string(d.effective_v_head_dim()));
-  line("causal", std::string(name_of(d.causal_mode)));
-  line("additive_mask", std::string(name_of(d.additive_mask_shape)));
-  line("key_padding", std::string(name_of(d.key_padding)));
-  line("scale", d.has_scale ? detail::float_literal(d.scale_value, "%.9g") : "default");
-  line("lse", d.lse_output ? "true" : "false");
-  line("dtype", std::string(name_of(d.element_type)));
   for (int t = 0; t < d.captures.tensor_count; ++t) line("tensor", to_text(d.captures.tensors[t]));
   for (int s = 0; s < d.captures.scalar_count; ++s) line("scalar", std::string(d.captures.scalars[s].view()));
   if (d.has_score_mod()) line("score_mod", to_text(d.score_modifier));
@@ -154,19 +149,7 @@ inline std::string to_text(const attention_desc& d) {
 
 /// The C++ expression that builds `d` with the DSL (exact: floats are written in hexadecimal).
 inline std::string to_cpp(const attention_desc& d) {
-  std::string cpp = "attngen::attention()";
-  cpp += ".heads(" + std::to_string(d.num_heads) + ")";
-  cpp += ".kv_heads(" + std::to_string(d.effective_kv_heads()) + ")";
-  cpp += ".head_dim(" + std::to_string(d.qk_head_dim) + ")";
-  cpp += ".v_head_dim(" + std::to_string(d.effective_v_head_dim()) + ")";
-  if (d.is_causal()) cpp += ".causal(attngen::causal_alignment::" + std::string(name_of(d.causal_mode)) + ")";
-  if (d.has_additive_mask())
-    cpp += ".additive_mask(attngen::mask_shape::" + std::string(name_of(d.additive_mask_shape)) + ")";
-  if (d.has_key_padding_mask())
-    cpp += ".key_padding_mask(attngen::padding_polarity::" + std::string(name_of(d.key_padding)) + ")";
-  if (d.has_scale) cpp += ".scale(" + detail::float_literal(d.scale_value, "%a") + "f)";
-  if (d.lse_output) cpp += ".return_lse()";
-  cpp += ".element(attngen::dtype::" + std::string(name_of(d.element_type)) + ")";
+  std::string cpp = "attngen::attention()" + detail::knobs_cpp(detail::attention_knobs, d);
   for (int t = 0; t < d.captures.tensor_count; ++t) cpp += ".capture(" + detail::declaration_cpp(d.captures.tensors[t]) + ")";
   for (int s = 0; s < d.captures.scalar_count; ++s)
     cpp += ".capture(attngen::scalar(\"" + std::string(d.captures.scalars[s].view()) + "\"))";
@@ -187,22 +170,11 @@ inline parsed_description parse_description(std::string_view text) {
   parsed_description result;
   attention_desc& d = result.desc;
   result.error = detail::for_each_setting(text, [&](std::string_view key, std::string_view value) -> detail::setting_problem {
-    bool ok = true;
-    if (key == "heads") ok = detail::parse_number(value, d.num_heads);
-    else if (key == "kv_heads") ok = detail::parse_number(value, d.num_kv_heads);
-    else if (key == "head_dim") ok = detail::parse_number(value, d.qk_head_dim);
-    else if (key == "v_head_dim") ok = detail::parse_number(value, d.v_dim);
-    else if (key == "causal") ok = detail::parse_spelling(detail::causal_spellings, value, d.causal_mode);
-    else if (key == "additive_mask") ok = detail::parse_spelling(detail::mask_spellings, value, d.additive_mask_shape);
-    else if (key == "key_padding") ok = detail::parse_spelling(detail::padding_spellings, value, d.key_padding);
-    else if (key == "dtype") ok = detail::parse_spelling(detail::dtype_spellings, value, d.element_type);
-    else if (key == "lse") {
-      ok = value == "true" || value == "false";
-      d.lse_output = value == "true";
-    } else if (key == "scale") {
-      d.has_scale = value != "default";
-      ok = !d.has_scale || detail::parse_number(value, d.scale_value);
-    } else if (key == "tensor") {
+    if (const auto* knob = detail::find_knob(detail::attention_knobs, key)) {
+      if (knob->parse(value, d)) return {};
+      return "bad value `" + std::string(value) + "` for " + std::string(key);
+    }
+    if (key == "tensor") {
       tensor_capture t;
       if (std::string why = parse_tensor_capture(value, t); !why.empty()) return why;
       if (d.captures.tensor_count == capture_table::max_tensors) return "more than 4 tensors";
@@ -222,7 +194,7 @@ inline parsed_description parse_description(std::string_view text) {
     } else {
       return {"unknown key `" + std::string(key) + "`", key.data()};
     }
-    return ok ? std::string() : "bad value `" + std::string(value) + "` for " + std::string(key);
+    return {};
   });
   if (!result.error.empty()) return result;
   if (const auto problem = first_problem(d); !problem.empty()) result.error = std::string(problem);

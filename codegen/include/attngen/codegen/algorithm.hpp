@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "attngen/arguments.hpp"
 #include "attngen/attention.hpp"
 #include "attngen/codegen/modifiers.hpp"
 #include "attngen/codegen/visibility_table.hpp"
@@ -114,7 +115,7 @@ struct attention_sources {
   Halide::Expr causal_offset;
   Halide::Expr causally_free_keys = 0;
   /// Optional, (j, i, h, b), called with indices clamped into range: a float added to the scaled
-  /// score (values <= -1e38 mask the key out).
+  /// score (values <= mask_out_threshold mask the key out).
   Halide::Func additive;
   /// Optional, (j, i, h, b), clamped indices: true where the key is masked out.
   Halide::Func hidden;
@@ -188,8 +189,10 @@ struct attention_algorithm {
   Halide::RDom key_blocks;       ///< over the key blocks merged, trimmed by causality; undefined with split_per_block
   Halide::RDom splits;           ///< over key splits; defined only with split_per_block
 
-  /// Arguments of the generated function, in order: q, k, v, [mask], [key_padding], [captures],
-  /// [visibility_table].
+  /// The pipeline's parameter for one of the kernel's inputs (attngen/arguments.hpp).
+  Halide::Argument parameter(const kernel_argument& argument) const;
+  /// Inputs of the generated function, in order: the parameters of kernel_arguments(desc)'s inputs,
+  /// then [visibility_table] (CPU variants of a mask modifier that reads captures).
   std::vector<Halide::Argument> arguments() const;
   /// Output Funcs, in order: output, [lse] (the log-sum-exp when not the output's second value).
   std::vector<Halide::Func> outputs() const;
@@ -210,7 +213,8 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
 /// computed outside the blocks (the module's attention weights). Keys past the end score as masked.
 Halide::Expr score_at(const attention_algorithm& a, Halide::Expr scaled_dot, Halide::Expr key, Halide::Expr query,
                       Halide::Expr head, Halide::Expr batch);
-inline constexpr float masked_score_limit = -1e38f;
+/// Scores at or below this are masked keys (attngen/attention.hpp's mask_out_threshold).
+inline constexpr float masked_score_limit = mask_out_threshold;
 
 /// A bf16 value held as its uint16 bits, widened to float.
 Halide::Expr float_of_bfloat16_bits(Halide::Expr bits);
