@@ -125,19 +125,16 @@ std::pair<double, double> time_attngen(const bench_case& c, int threads) {
       (q.size() + out.size() + c.rotated_caches * (k[0].size() + v[0].size())) / double(1 << 20);
   // Every tensor lies (B, heads, L, D) in memory, as the peers' do (and many KV caches do), seen
   // through strided (B, L, heads, D) views.
-  auto heads_major = [&](const void* data, std::int64_t length, std::int64_t heads, std::int64_t dim) {
-    return make_tensor(data, t, {B, length, heads, dim}, {heads * length * dim, dim, length * dim, 1});
-  };
   attention_args args;
-  args.q = heads_major(q.data(), Lq, H, D);
-  args.output = heads_major(out.data(), Lq, H, Dv);
+  args.q = make_bhld_tensor(q.data(), t, {B, H, Lq, D});
+  args.output = make_bhld_tensor(out.data(), t, {B, H, Lq, Dv});
   const std::vector<std::int32_t> documents = c.documents > 0 ? c.document_ids() : std::vector<std::int32_t>{};
   if (c.documents > 0) args.captures[0] = make_tensor(documents.data(), dtype::i32, {B, Lk});
   bool failed = false;
   const double seconds = median_seconds([&](int call) {
     const int cache = call % c.rotated_caches;
-    args.k = heads_major(k[cache].data(), Lk, KVH, D);
-    args.v = heads_major(v[cache].data(), Lk, KVH, Dv);
+    args.k = make_bhld_tensor(k[cache].data(), t, {B, KVH, Lk, D});
+    args.v = make_bhld_tensor(v[cache].data(), t, {B, KVH, Lk, Dv});
     if (status s = c.run(args); !s) {
       std::fprintf(stderr, "%s: %s\n", c.name.c_str(), s.message().c_str());
       failed = true;

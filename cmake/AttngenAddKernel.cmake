@@ -99,7 +99,7 @@ function(attngen_add_kernel name)
   if(ARG_NAMESPACE)
     set(namespace_arguments --namespace ${ARG_NAMESPACE})
   endif()
-  # One library of CPU code (every variant, see attngen/runtime/variants.hpp), and one per GPU API.
+  # One library of CPU code (every variant, see attngen/runtime/detail/variants.hpp), and one per GPU API.
   set(halide_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_cpu.a)
   foreach(target IN LISTS ARG_GPU_TARGETS)
     if(target MATCHES "(^|-)cuda(-|$)")

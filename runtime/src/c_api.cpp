@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
-#include <new>
 #include <string>
 #include <vector>
 
-#include "attngen/runtime/c_bridge.hpp"
+#include "attngen/runtime/detail/c_bridge.hpp"
+#include "caught_exception.hpp"
 #include "dense_layout.hpp"
 
 namespace attngen::detail {
@@ -28,7 +28,8 @@ static_assert(ATTNGEN_NULL_POINTER == int(error_code::null_pointer) &&
               ATTNGEN_TOO_LARGE == int(error_code::too_large) && ATTNGEN_WRONG_DEVICE == int(error_code::wrong_device) &&
               ATTNGEN_DEVICE_NOT_GENERATED == int(error_code::device_not_generated) &&
               ATTNGEN_KERNEL_FAILED == int(error_code::kernel_failed) &&
-              ATTNGEN_MISALIGNED_POINTER == int(error_code::misaligned_pointer));
+              ATTNGEN_MISALIGNED_POINTER == int(error_code::misaligned_pointer) &&
+              ATTNGEN_READ_ONLY_OUTPUT == int(error_code::read_only_output));
 
 std::int32_t report(const status& s, attngen_error* error) {
   if (error != nullptr) {
@@ -41,14 +42,13 @@ std::int32_t report(const status& s, attngen_error* error) {
 }
 
 // Runs `body` (which returns a status), turning a C++ exception into an error: none may reach C.
+// `doing` names what the body does, for the message ("out of memory while <doing>").
 template <typename Body>
-std::int32_t guarded(attngen_error* error, Body body) noexcept {
+std::int32_t guarded(attngen_error* error, const char* doing, Body body) noexcept {
   try {
     return report(body(), error);
-  } catch (const std::bad_alloc&) {
-    return report(status(error_code::kernel_failed, "out of host memory"), error);
   } catch (...) {
-    return report(status(error_code::kernel_failed, "unexpected internal error"), error);
+    return report(status_of_caught_exception(doing), error);
   }
 }
 
@@ -117,7 +117,7 @@ std::vector<tensor_pair> weight_pairs(const attngen_mha_weights& from, mha_weigh
 }  // namespace
 
 std::int32_t run_from_c(const attngen_attention_args* args, attngen_error* error, attention_run run) noexcept {
-  return guarded(error, [&]() -> status {
+  return guarded(error, "converting the C arguments of an attention kernel call", [&]() -> status {
     if (args == nullptr) return status(error_code::null_pointer, "args: null pointer");
     attention_args converted;
     std::vector<tensor_pair> pairs = {{"q", &args->q, &converted.q},
@@ -138,7 +138,7 @@ std::int32_t run_from_c(const attngen_attention_args* args, attngen_error* error
 }
 
 std::int32_t run_from_c(const attngen_mha_args* args, attngen_error* error, module_run run) noexcept {
-  return guarded(error, [&]() -> status {
+  return guarded(error, "converting the C arguments of a module kernel call", [&]() -> status {
     if (args == nullptr) return status(error_code::null_pointer, "args: null pointer");
     mha_args converted;
     // In the order the C++ validation checks them.
@@ -162,7 +162,7 @@ std::int32_t run_from_c(const attngen_mha_args* args, attngen_error* error, modu
 std::int32_t weights_from_state_dict_from_c(const mha_desc& desc, const attngen_state_dict_tensor* tensors,
                                             std::size_t count, attngen_mha_weights* weights,
                                             attngen_error* error) noexcept {
-  return guarded(error, [&]() -> status {
+  return guarded(error, "reading the state_dict", [&]() -> status {
     if (weights == nullptr) return status(error_code::null_pointer, "weights: null pointer");
     if (tensors == nullptr && count > 0) return status(error_code::null_pointer, "state_dict: null pointer");
     std::vector<state_dict_tensor> converted;
@@ -201,7 +201,7 @@ const char* attngen_error_code_name(int32_t code) {
   static constexpr const char* names[] = {"ok",          "null_pointer", "unexpected_tensor", "wrong_rank",
                                           "wrong_shape", "wrong_stride", "wrong_dtype",       "too_large",
                                           "wrong_device", "device_not_generated", "kernel_failed",
-                                          "misaligned_pointer"};
+                                          "misaligned_pointer", "read_only_output"};
   return code >= 0 && code < int32_t(std::size(names)) ? names[code] : "unknown";
 }
 

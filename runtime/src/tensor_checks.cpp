@@ -113,6 +113,12 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
   return {};
 }
 
+status check_writable(const char* name, const tensor_view& t) {
+  if (!t.read_only) return {};
+  return fail(error_code::read_only_output, name,
+              "is a view of const memory (made from a const pointer), but the kernel writes it");
+}
+
 status check_distinct_elements(const char* name, const tensor_view& t) {
   if (has_no_elements(t)) return {};
   int order[tensor_view::max_rank];

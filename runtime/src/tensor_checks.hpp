@@ -48,6 +48,9 @@ bool has_no_elements(const tensor_view& t);
 status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,
                     const std::vector<expected_dim>& dims);
 
+// An output must be writable: a view made from a const pointer is refused.
+status check_writable(const char* name, const tensor_view& t);
+
 // For an output already through check_layout: refuses strides that give two elements one address
 // (which element would the kernel's threads leave there?). Dimensions ordered by stride must each
 // step past everything the inner ones span: sufficient, and what every real layout satisfies.

@@ -145,6 +145,7 @@ status validate(const mha_desc& desc, const mha_args& args) {
   }
   if (status s = check_layout("output", args.output, element, query_text, sequence("L", L, "query", "embed_dim", E)); !s)
     return s;
+  if (status s = check_writable("output", args.output); !s) return s;
   if (status s = check_distinct_elements("output", args.output); !s) return s;
   const std::int64_t columns = S + desc.extra_keys();
   if (desc.weights == weights_output::per_head)
@@ -160,6 +161,7 @@ status validate(const mha_desc& desc, const mha_args& args) {
         !s)
       return s;
   if (desc.weights != weights_output::none)
+    if (status s = check_writable("attn_weights", args.attn_weights); !s) return s;
     if (status s = check_distinct_elements("attn_weights", args.attn_weights); !s) return s;
 
   // Kernels read inputs while writing outputs: in-place calls would read what they already wrote.

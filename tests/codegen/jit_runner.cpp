@@ -9,7 +9,7 @@
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/visibility_table.hpp"
-#include "attngen/runtime/visibility_slices.hpp"
+#include "attngen/runtime/detail/visibility_slices.hpp"
 #include "support/element_codec.hpp"
 
 namespace attngen::testing {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "attngen/runtime/variants.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 #include "support/problem.hpp"
 
 namespace attngen::testing {

@@ -15,7 +15,7 @@
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/visibility_table.hpp"
-#include "attngen/runtime/visibility_slices.hpp"
+#include "attngen/runtime/detail/visibility_slices.hpp"
 
 using namespace attngen;
 using namespace attngen::codegen;

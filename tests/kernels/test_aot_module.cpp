@@ -8,7 +8,7 @@
 #include "aot_module_encoder.hpp"
 #include "aot_module_f16.hpp"
 #include "aot_module_self_attention.hpp"
-#include "attngen/runtime/variants.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 #include "kernels/aot_module_call.hpp"
 #include "kernels/kernels.hpp"
 #include "module/module_compare.hpp"

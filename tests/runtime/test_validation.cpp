@@ -11,8 +11,8 @@
 
 #include "aot_all_options.hpp"
 #include "aot_all_options_halide_general.h"
+#include "attngen/runtime/detail/kernel_bridge.hpp"
 #include "attngen/runtime/device_tensor.hpp"
-#include "attngen/runtime/kernel_bridge.hpp"
 #include "kernels/aot_call.hpp"
 
 using namespace attngen;
@@ -46,6 +46,25 @@ TEST_CASE("valid arguments pass validation and the call succeeds", "[runtime][va
   CHECK(s.ok());
   CHECK(s.message().empty());
   CHECK(!call.outputs_all_equal(poison));
+}
+
+TEST_CASE("the typed call takes the description's tensors by name and gives run(args)'s result", "[runtime][typed]") {
+  const auto problem = make_random_problem(aot_all_options::description, 2, 17, 40, 6);
+  aot_call generic(problem), typed(problem);
+  REQUIRE(aot_all_options::run(generic.args()).ok());
+  const attention_args a = typed.args();
+  REQUIRE(aot_all_options::run(a.q, a.k, a.v, a.mask, a.key_padding, a.output, a.lse).ok());
+  CHECK(typed.output() == generic.output());
+  CHECK(typed.lse() == generic.lse());
+}
+
+TEST_CASE("an output made from a const pointer is refused as read-only", "[runtime][validation]") {
+  expect_error(
+      [](attention_args& a) {
+        a.output = make_tensor(static_cast<const void*>(a.output.data), a.output.type,
+                               {a.output.shape[0], a.output.shape[1], a.output.shape[2], a.output.shape[3]});
+      },
+      error_code::read_only_output, "output: is a view of const memory (made from a const pointer), but the kernel writes it");
 }
 
 TEST_CASE("null q pointer is rejected", "[runtime][validation]") {
@@ -175,10 +194,6 @@ std::vector<float> swap_middle_dims(const std::vector<float>& x, int B, int X, i
           out[((std::size_t(b) * Y + j) * X + i) * D + e] = x[((std::size_t(b) * X + i) * Y + j) * D + e];
   return out;
 }
-// A (B, L, H, D) view of data stored (B, H, L, D).
-tensor_view heads_major_view(const std::vector<float>& x, int B, int L, int H, int D) {
-  return make_tensor(x.data(), dtype::f32, {B, L, H, D}, {std::int64_t(H) * L * D, D, std::int64_t(L) * D, 1});
-}
 }  // namespace
 
 TEST_CASE("any strides with a contiguous innermost dimension give the dense result", "[runtime][strides]") {
@@ -190,7 +205,7 @@ TEST_CASE("any strides with a contiguous innermost dimension give the dense resu
   const std::vector<float> q_bhld = swap_middle_dims(problem.q, B, Lq, H, D);
   aot_call strided(problem);
   attention_args args = strided.args();
-  args.q = heads_major_view(q_bhld, B, Lq, H, D);
+  args.q = make_bhld_tensor(q_bhld.data(), dtype::f32, {B, H, Lq, D});
   REQUIRE(aot_all_options::run(args).ok());
   CHECK(strided.output() == dense.output());
 }
@@ -207,10 +222,10 @@ TEST_CASE("every tensor stored (B, heads, L, D) gives the dense result, decoding
     std::vector<float> output(std::size_t(B) * Lq * H * Dv);
     aot_call strided(problem);
     attention_args args = strided.args();
-    args.q = heads_major_view(q, B, Lq, H, D);
-    args.k = heads_major_view(k, B, Lk, KVH, D);
-    args.v = heads_major_view(v, B, Lk, KVH, Dv);
-    args.output = heads_major_view(output, B, Lq, H, Dv);
+    args.q = make_bhld_tensor(q.data(), dtype::f32, {B, H, Lq, D});
+    args.k = make_bhld_tensor(k.data(), dtype::f32, {B, KVH, Lk, D});
+    args.v = make_bhld_tensor(v.data(), dtype::f32, {B, KVH, Lk, Dv});
+    args.output = make_bhld_tensor(output.data(), dtype::f32, {B, H, Lq, Dv});
     REQUIRE(aot_all_options::run(args).ok());
     CHECK(swap_middle_dims(output, B, H, Lq, Dv) == dense.output());
   }

@@ -1,7 +1,7 @@
 // The run-time choice among a kernel's generated variants: the least wasteful tiling for the shape.
 #include <catch2/catch.hpp>
 
-#include "attngen/runtime/variants.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 
 using attngen::choose_module_variant;
 using attngen::choose_variant;

@@ -14,7 +14,7 @@
 #include "Halide.h"
 #include "attngen/attention.hpp"
 #include "attngen/module.hpp"
-#include "attngen/runtime/variants.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 
 namespace attngen::codegen {
 

@@ -8,7 +8,7 @@
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/visibility_table.hpp"
 #include "attngen/module.hpp"
-#include "attngen/runtime/variants.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 
 namespace attngen::codegen {
 

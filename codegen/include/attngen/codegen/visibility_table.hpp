@@ -19,7 +19,7 @@
 #include "Halide.h"
 #include "attngen/attention.hpp"
 #include "attngen/codegen/modifiers.hpp"
-#include "attngen/runtime/visibility_slices.hpp"
+#include "attngen/runtime/detail/visibility_slices.hpp"
 
 namespace attngen::codegen {
 

@@ -40,6 +40,16 @@ struct attention_args {
 /// Checks `args` against `desc` and the shape contract above; the first problem found is returned.
 status validate(const attention_desc& desc, const attention_args& args);
 
+namespace detail {
+
+/// The arguments of a generated kernel's typed call, run(q, k, v, ..., output, ...): `tensors` are
+/// the views of kernel_arguments(desc) in its order (attngen/arguments.hpp), the captured scalars
+/// left out, and `scalars` the captured scalars' values.
+attention_args attention_args_of(const attention_desc& desc, const tensor_view* tensors, const float* scalars,
+                                 const gpu_options& gpu);
+
+}  // namespace detail
+
 /// Number of threads kernels may use (Halide's thread pool, shared by all kernels of the process).
 /// 0 restores the default (the number of CPUs, or HL_NUM_THREADS).
 void set_num_threads(int threads);

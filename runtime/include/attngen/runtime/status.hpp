@@ -2,10 +2,14 @@
 /// The error model of the whole public API: every call returns an `attngen::status`.
 ///
 /// A status is ok, or carries a code and a message that names the argument, what was expected and
-/// what was given, e.g. `k: expected 8 kv heads, got 4`. Nothing throws and nothing aborts: errors
-/// raised inside a kernel by the Halide runtime are captured into the status of that call. When a
-/// status is not ok, no output was written. The C API (attngen/c_api.h) reports the same codes, with
-/// the same values, and the same messages.
+/// what was given, e.g. `k: expected 8 kv heads, got 4`. Nothing aborts, and kernel calls (a
+/// generated kernel's `run`, and the C API's functions that return an error code) throw nothing:
+/// errors raised inside a kernel by the Halide runtime are captured into the status of that call,
+/// and running out of host memory during a call is error_code::kernel_failed with a message saying
+/// so ("out of memory while running the attention kernel"). The other functions (validate,
+/// weights_from_state_dict, device_tensor) throw nothing but std::bad_alloc, when the host is out of
+/// memory. When a status is not ok, no output was written. The C API (attngen/c_api.h) reports the
+/// same codes, with the same values, and the same messages.
 
 #include <string>
 #include <utility>
@@ -25,8 +29,10 @@ enum class error_code {
   wrong_device,     ///< tensors of one call are on different devices
   device_not_generated, ///< the call's device is one the kernel has no code for
   kernel_failed,    ///< the kernel itself reported an error (message from the Halide runtime), or
-                    ///< the GPU's driver did (not found, no device, out of memory)
+                    ///< the GPU's driver did (not found, no device, out of memory), or the host
+                    ///< ran out of memory during the call
   misaligned_pointer, ///< a host or CUDA data pointer is not a multiple of its element's size
+  read_only_output, ///< an output is a view of const memory (made from a const pointer)
 };
 
 class [[nodiscard]] status {

@@ -16,6 +16,7 @@ using attention_run = status (*)(const attention_args&);
 using module_run = status (*)(const mha_args&);
 
 /// `run(args)`, or the error that converting `args` found; the code returned and copied to `error`.
+/// No exception leaves these: one thrown is error_code::kernel_failed ("out of memory while ...").
 std::int32_t run_from_c(const attngen_attention_args* args, attngen_error* error, attention_run run) noexcept;
 std::int32_t run_from_c(const attngen_mha_args* args, attngen_error* error, module_run run) noexcept;
 

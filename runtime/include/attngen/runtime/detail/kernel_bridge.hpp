@@ -4,9 +4,9 @@
 
 #include "HalideRuntime.h"
 #include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/detail/variants.hpp"
+#include "attngen/runtime/detail/visibility_slices.hpp"
 #include "attngen/runtime/module_call.hpp"
-#include "attngen/runtime/variants.hpp"
-#include "attngen/runtime/visibility_slices.hpp"
 
 namespace attngen::detail {
 
@@ -34,7 +34,7 @@ using generated_visibility_entry = int (*)(void* user_context, halide_buffer_t* 
 
 /// The visibility table a CPU variant takes after its captures, where the mask modifier reads them:
 /// computed on the variant's finest tiles over the kernel's targets, then sliced per target
-/// (attngen/runtime/visibility_slices.hpp).
+/// (attngen/runtime/detail/visibility_slices.hpp).
 struct visibility_entry {
   generated_visibility_entry compute = nullptr;  ///< null: the variant takes no table
   int tile_queries = 1, block_keys = 1;           ///< the finest tiles
@@ -44,9 +44,10 @@ struct visibility_entry {
 };
 
 /// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp); on the host, with
-/// the visibility table computed first where the variant takes one.
+/// the visibility table computed first where the variant takes one. Throws nothing: running out of
+/// host memory is error_code::kernel_failed, "out of memory while running the attention kernel".
 status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries,
-                            const visibility_entry& visibility = {});
+                            const visibility_entry& visibility = {}) noexcept;
 
 /// The kernel variant for the call's shape (any variant when the arguments are malformed: validation
 /// rejects those before a kernel runs).
@@ -83,8 +84,10 @@ struct module_entries {
   generated_module_entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
 };
 
-/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp).
-status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries);
+/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp). Throws nothing:
+/// running out of host memory is error_code::kernel_failed, "out of memory while running the module
+/// kernel".
+status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries) noexcept;
 
 /// The kernel variant for a module call's shape (any variant when the arguments are malformed).
 kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile);
