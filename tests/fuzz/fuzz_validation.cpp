@@ -74,7 +74,9 @@ class guarded_buffer {
 constexpr const char* names[] = {"q", "k", "v", "mask", "key_padding", "output", "lse"};
 constexpr int tensor_count = 7, first_output = 5;
 
-tensor_view dense(dtype type, std::initializer_list<std::int64_t> shape) { return make_tensor(nullptr, type, shape); }
+tensor_view dense(dtype type, std::initializer_list<std::int64_t> shape) {
+  return make_tensor(static_cast<void*>(nullptr), type, shape);
+}
 
 // Elements a view spans, or -1 when it is not something to allocate (odd rank, huge or negative
 // sizes): the kernel must then refuse it. A dimension of extent 1 is never stepped along, so its
