@@ -66,9 +66,7 @@ int main(int argc, char** argv) {
     if (name != "input" && name != "key_padding_mask" && name.rfind("pytorch_", 0) != 0)
       state_dict.push_back({name, t.bytes.data()});
   attngen::mha_args args;
-  if (attngen::status s = attngen::weights_from_state_dict(kernel::description, state_dict.data(), state_dict.size(),
-                                                           args.weights);
-      !s) {
+  if (attngen::status s = attngen::weights_from_state_dict(kernel::description, state_dict, args.weights); !s) {
     std::fprintf(stderr, "loading the state_dict: %s\n", s.message().c_str());
     return 1;
   }

@@ -172,7 +172,7 @@ std::int32_t weights_from_state_dict_from_c(const mha_desc& desc, const attngen_
       converted.push_back({tensors[n].name, tensors[n].data});
     }
     mha_weights viewed;
-    if (status s = weights_from_state_dict(desc, converted.data(), converted.size(), viewed); !s) return s;
+    if (status s = weights_from_state_dict(desc, converted, viewed); !s) return s;
     *weights = attngen_mha_weights{to_c(viewed.q_weight), to_c(viewed.k_weight), to_c(viewed.v_weight),
                                    to_c(viewed.q_bias),   to_c(viewed.k_bias),   to_c(viewed.v_bias),
                                    to_c(viewed.bias_k),   to_c(viewed.bias_v),   to_c(viewed.out_weight),

@@ -14,8 +14,7 @@ tensor_view slice(const void* data, dtype type, std::int64_t offset, std::initia
 
 }  // namespace
 
-status weights_from_state_dict(const mha_desc& desc, const state_dict_tensor* tensors, std::size_t count,
-                               mha_weights& weights) {
+status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_tensor> tensors, mha_weights& weights) {
   weights = {};
   const std::int64_t E = desc.embed, KVE = desc.kv_embed(), kdim = desc.effective_kdim(), vdim = desc.effective_vdim();
   const bool packed = kdim == E && vdim == E;
@@ -29,16 +28,16 @@ status weights_from_state_dict(const mha_desc& desc, const state_dict_tensor* te
   if (desc.bias_kv) keys.insert(keys.end(), {"bias_k", "bias_v"});
 
   std::vector<const void*> found(keys.size(), nullptr);
-  for (std::size_t n = 0; n < count; ++n) {
-    const std::string name(tensors[n].name);
+  for (const state_dict_tensor& given : tensors) {
+    const std::string name(given.name);
     std::size_t k = 0;
-    while (k < keys.size() && keys[k] != tensors[n].name) ++k;
+    while (k < keys.size() && keys[k] != given.name) ++k;
     if (k == keys.size())
       return status(error_code::unexpected_tensor,
                     "state_dict: `" + name + "` is not a weight of this description's module");
     if (found[k] != nullptr) return status(error_code::unexpected_tensor, "state_dict: `" + name + "` given twice");
-    if (tensors[n].data == nullptr) return status(error_code::null_pointer, "state_dict: `" + name + "` data pointer is null");
-    found[k] = tensors[n].data;
+    if (given.data == nullptr) return status(error_code::null_pointer, "state_dict: `" + name + "` data pointer is null");
+    found[k] = given.data;
   }
   for (std::size_t k = 0; k < keys.size(); ++k)
     if (found[k] == nullptr)

@@ -82,8 +82,7 @@ TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed
   REQUIRE(aot_module_encoder::run(direct.args()).ok());
   packed_state_dict state(loaded);
   mha_args args = loaded.args();
-  const status s = weights_from_state_dict(aot_module_encoder::description, state.tensors.data(), state.tensors.size(),
-                                           args.weights);
+  const status s = weights_from_state_dict(aot_module_encoder::description, state.tensors, args.weights);
   INFO(s.message());
   REQUIRE(s.ok());
   REQUIRE(aot_module_encoder::run(args).ok());
@@ -110,7 +109,7 @@ TEST_CASE("AOT module runs on a state_dict with separate q/k/v projection weight
                                      {"out_proj.weight", loaded.input_bytes("out_weight").data()},
                                      {"out_proj.bias", loaded.input_bytes("out_bias").data()}};
   mha_args args = loaded.args();
-  const status s = weights_from_state_dict(aot_module_all_options::description, state, std::size(state), args.weights);
+  const status s = weights_from_state_dict(aot_module_all_options::description, state, args.weights);
   INFO(s.message());
   REQUIRE(s.ok());
   REQUIRE(aot_module_all_options::run(args).ok());

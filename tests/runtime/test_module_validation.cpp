@@ -3,9 +3,11 @@
 // bias_kv, zero attention, batch_first, boolean key padding, additive (B*H, L, S) mask, per-head weights.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "aot_module_all_options.hpp"
 #include "aot_module_encoder.hpp"
@@ -104,12 +106,91 @@ TEST_CASE("module: state_dict keys that are missing, unknown or repeated are nam
   const float data[1] = {};
   mha_weights weights;
   const state_dict_tensor missing[] = {{"in_proj_weight", data}, {"in_proj_bias", data}, {"out_proj.weight", data}};
-  CHECK_THAT(weights_from_state_dict(desc, missing, 3, weights).message(), Equals("state_dict: `out_proj.bias` is missing"));
+  CHECK_THAT(weights_from_state_dict(desc, missing, weights).message(), Equals("state_dict: `out_proj.bias` is missing"));
   const state_dict_tensor unknown[] = {{"q_proj_weight", data}};
-  CHECK_THAT(weights_from_state_dict(desc, unknown, 1, weights).message(),
+  CHECK_THAT(weights_from_state_dict(desc, unknown, weights).message(),
              Equals("state_dict: `q_proj_weight` is not a weight of this description's module"));
   const state_dict_tensor repeated[] = {{"in_proj_bias", data}, {"in_proj_bias", data}};
-  CHECK_THAT(weights_from_state_dict(desc, repeated, 2, weights).message(), Equals("state_dict: `in_proj_bias` given twice"));
+  CHECK_THAT(weights_from_state_dict(desc, repeated, weights).message(), Equals("state_dict: `in_proj_bias` given twice"));
+}
+
+namespace {
+
+// The views weights_from_state_dict gives for aot_module_encoder (E = 64, packed, with bias): in
+// place in the given arrays, dense, read-only.
+void check_encoder_weights(const mha_weights& w, const float* in_proj_weight, const float* in_proj_bias,
+                           const float* out_proj_weight, const float* out_proj_bias) {
+  constexpr std::int64_t E = 64;
+  const auto check = [](const tensor_view& view, const float* data, std::int64_t rows, std::int64_t columns) {
+    CHECK(view.data == data);
+    CHECK(view.type == dtype::f32);
+    CHECK(view.read_only);
+    if (columns == 0) {
+      REQUIRE(view.rank == 1);
+      CHECK(view.shape[0] == rows);
+      CHECK(view.strides[0] == 1);
+    } else {
+      REQUIRE(view.rank == 2);
+      CHECK(view.shape[0] == rows);
+      CHECK(view.shape[1] == columns);
+      CHECK(view.strides[0] == columns);
+      CHECK(view.strides[1] == 1);
+    }
+  };
+  check(w.q_weight, in_proj_weight, E, E);
+  check(w.k_weight, in_proj_weight + E * E, E, E);
+  check(w.v_weight, in_proj_weight + 2 * E * E, E, E);
+  check(w.q_bias, in_proj_bias, E, 0);
+  check(w.k_bias, in_proj_bias + E, E, 0);
+  check(w.v_bias, in_proj_bias + 2 * E, E, 0);
+  check(w.out_weight, out_proj_weight, E, E);
+  check(w.out_bias, out_proj_bias, E, 0);
+  CHECK(w.bias_k.empty());
+  CHECK(w.bias_v.empty());
+}
+
+}  // namespace
+
+TEST_CASE("module: weights_from_state_dict takes a std::array, a std::vector or a C array of tensors",
+          "[runtime][validation]") {
+  constexpr auto desc = aot_module_encoder::description;
+  std::vector<float> in_proj_weight(3 * 64 * 64), in_proj_bias(3 * 64), out_proj_weight(64 * 64), out_proj_bias(64);
+  const float *w_in = in_proj_weight.data(), *b_in = in_proj_bias.data(), *w_out = out_proj_weight.data(),
+              *b_out = out_proj_bias.data();
+  {
+    const std::array<state_dict_tensor, 4> state = {
+        {{"in_proj_weight", w_in}, {"in_proj_bias", b_in}, {"out_proj.weight", w_out}, {"out_proj.bias", b_out}}};
+    mha_weights weights;
+    const status s = weights_from_state_dict(desc, state, weights);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    check_encoder_weights(weights, w_in, b_in, w_out, b_out);
+  }
+  {
+    // Any order, in a (non-const) vector.
+    std::vector<state_dict_tensor> state = {
+        {"out_proj.bias", b_out}, {"out_proj.weight", w_out}, {"in_proj_bias", b_in}, {"in_proj_weight", w_in}};
+    mha_weights weights;
+    const status s = weights_from_state_dict(desc, state, weights);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    check_encoder_weights(weights, w_in, b_in, w_out, b_out);
+  }
+  {
+    const state_dict_tensor state[] = {
+        {"in_proj_bias", b_in}, {"in_proj_weight", w_in}, {"out_proj.bias", b_out}, {"out_proj.weight", w_out}};
+    mha_weights weights;
+    const status s = weights_from_state_dict(desc, state, weights);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    check_encoder_weights(weights, w_in, b_in, w_out, b_out);
+  }
+  {
+    // An empty range: the first key is missing.
+    mha_weights weights;
+    CHECK_THAT(weights_from_state_dict(desc, std::vector<state_dict_tensor>{}, weights).message(),
+               Equals("state_dict: `in_proj_weight` is missing"));
+  }
 }
 
 TEST_CASE("module: self-attention takes no key and value, or the query's own view, and rejects another tensor",
