@@ -17,7 +17,11 @@ install(TARGETS attngen_dsl attngen_runtime attngen EXPORT attngen_targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY dsl/include/ runtime/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# attngen/runtime/dlpack.hpp only with the functions it declares (the runtime built with DLPack found).
+if(NOT ATTNGEN_DLPACK)
+  set(attngen_excluded_headers PATTERN dlpack.hpp EXCLUDE)
+endif()
+install(DIRECTORY dsl/include/ runtime/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${attngen_excluded_headers})
 # The Halide runtime headers the runtime and the generated kernel headers include, so consumers
 # need no Halide installation.
 get_target_property(halide_runtime_include_dirs Halide::Runtime INTERFACE_INCLUDE_DIRECTORIES)
