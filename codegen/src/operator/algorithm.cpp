@@ -256,6 +256,265 @@ void define_block_visibility(attention_algorithm& a) {
   a.block_visibility(kb, it, g, b) = a.visibility_table(kb, it, slice_first_head + table_head, b);
 }
 
+// A size in a form Halide cannot prove constant, though provably no larger than `size`.
+Expr unproven(const attention_algorithm& a, int size) { return size + a.sources.unproven_zero; }
+
+// The algorithm's description, blocking, sources and captured parameters, before any stage.
+attention_algorithm algorithm_reading(const attention_desc& desc, const blocking& tiles, attention_sources sources) {
+  attention_algorithm a;
+  a.desc = desc;
+  a.tiles = tiles;
+  a.sources = std::move(sources);
+  a.captures = capture_params::declare(desc.captures);
+  // Tests that depend on the tile (causality, the output's last tile) multiply `it` by this, equal to
+  // tile_queries: Halide then cannot solve them for `it`. Solvable, each makes Halide trim loops with
+  // a bound marked `likely`, and loop partitioning copy the whole tile body for the tiles the bound
+  // trims and those it does not (measured: 2.5x the code generation time, twice the object code).
+  a.tile_queries_unproven = unproven(a, tiles.queries_per_tile);
+  return a;
+}
+
+// Row ii of tile it is query `query` of head `head` (a head of kv group g); key j of block kb is key
+// `key`. Queries past the end of the last tile and keys past the end of the last block are computed
+// on clamped indices (never out of bounds) and masked or discarded. With rows in lanes, the masks'
+// reads at the tile's queries are gathered (gathered_index): clamped, loop partitioning split the
+// score's row loop in three copies.
+tile_indices indices_of(const attention_algorithm& a) {
+  const int group = a.desc.group_size();
+  const Expr query_length = a.sources.query_length, key_length = a.sources.key_length;
+  const Expr query = a.it * a.tiles.queries_per_tile + a.ii / group;
+  const Expr head = a.g * group + a.ii % group;
+  const Expr key = a.kb * a.tiles.key_block + a.j;
+  const Expr query_clamped = a.tiles.qk == qk_layout::rows_in_lanes
+                                 ? gathered_index(query, query_length, a.sources.unproven_zero)
+                                 : clamp(query, 0, query_length - 1);
+  return {query,
+          head,
+          query_clamped,
+          key,
+          clamp(key, 0, key_length - 1),
+          modifier_index(a, query, query_length),
+          modifier_index(a, key, key_length)};
+}
+
+// The tile's queries and the blocks' keys and values as float, the queries pre-multiplied by the scale.
+void define_inputs(attention_algorithm& a, const tile_indices& at) {
+  const Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, g = a.g, b = a.b;
+  const attention_desc& desc = a.desc;
+  const float scale = desc.has_scale ? desc.scale_value : 1.0f / std::sqrt(static_cast<float>(desc.qk_head_dim));
+  const Expr query_clamped = clamp(at.query, 0, a.sources.query_length - 1);
+  a.query_tile = Func("query_tile");
+  a.query_tile(d, ii, it, g, b) = cast<float>(a.sources.q(d, at.head, query_clamped, b)) * scale;
+  a.key_block = Func("key_block");
+  a.key_block(j, d, kb, g, b) = cast<float>(a.sources.k(d, g, at.key_clamped, b));
+  a.value_block = Func("value_block");
+  a.value_block(j, e, kb, g, b) = cast<float>(a.sources.v(e, g, at.key_clamped, b));
+}
+
+// The first key of block `block`. Tests of keys (past Lk, causal, skipped blocks) multiply it by an
+// unproven block size, for the same reason as tile_queries_unproven: Halide would otherwise copy the
+// whole block body for the last block, or for the blocks below the causal diagonal (the copy
+// measured no faster: B1 H32 KVH8 D128 causal L1024, 51-53 ms without it, 54-56 ms with it).
+Expr block_start(const attention_algorithm& a, Expr block) { return block * unproven(a, a.tiles.key_block); }
+
+// Under causality, the last key any row of tile `it` can see: the products skip the key groups past
+// it, the state the blocks past it. Undefined without causality.
+Expr last_visible_key_of(const attention_algorithm& a) {
+  if (!a.desc.is_causal()) return Expr();
+  Expr last = a.it * a.tile_queries_unproven + (a.tiles.queries_per_tile - 1) + a.sources.causal_offset;
+  if (!Internal::is_const_zero(a.sources.causally_free_keys)) last = max(last, a.sources.causally_free_keys - 1);
+  return last;
+}
+
+// The block stages' reductions, the products trimmed to the keys a row can use.
+void define_reductions(attention_algorithm& a, const Expr& last_visible_key) {
+  const int block_keys = a.tiles.key_block;
+  const Expr key_length = a.sources.key_length;
+  a.qk_reduction = RDom(0, a.desc.qk_head_dim, "rd");
+  a.lane_reduction = RDom(0, block_keys / a.tiles.lanes, "rg");
+  a.lane_collapse = RDom(0, a.tiles.lanes, "rl");
+  a.pv_reduction = RDom(0, block_keys, "rj");
+  const Expr first_key = block_start(a, a.kb);
+  // Keys past Lk (padding of the last block) are masked, so their products are skipped where no
+  // vector lane spans keys: along head_dim. (Elsewhere the test would split vectors; measured 2x
+  // slower with keys in lanes.) Rows past Lq are computed on clamped queries and discarded: a test of
+  // rows saved their products only in the last tile, and cost more in every other (B16 H8 D64, one
+  // thread: L16 0.19 ms without it, 0.22 ms with it; L10 0.134 against 0.127 ms).
+  if (a.tiles.qk == qk_layout::along_head_dim) {
+    a.qk_reduction.where(first_key + a.j < key_length);
+    a.pv_reduction.where(first_key + a.pv_reduction < key_length);
+  }
+  // Key groups past the last visible key are skipped in both products (their weights are 0), whole
+  // groups of the schedule's q.k register tile since a finer test would split its vectors.
+  if (last_visible_key.defined()) {
+    const int group_keys = a.tiles.qk_key_group;
+    a.qk_reduction.where(first_key + (a.j / group_keys) * group_keys <= last_visible_key);
+    a.pv_reduction.where(first_key + a.pv_reduction <= last_visible_key);
+  }
+}
+
+// Blocks the mask modifier hides from every row of a tile are skipped; blocks it shows whole to
+// every row skip its per-key evaluation.
+bool skips_hidden_blocks(const attention_algorithm& a) { return a.desc.has_mask_mod(); }
+
+// Whether the state starts as the first key block's (blocking::first_block_starts_state).
+bool starts_from_first_block(const attention_algorithm& a) {
+  return a.tiles.first_block_starts_state && !skips_hidden_blocks(a) && !a.tiles.split_per_block;
+}
+
+// The key blocks' stages, and the first block's where the state starts from it.
+void define_blocks(attention_algorithm& a, const tile_indices& at) {
+  if (skips_hidden_blocks(a)) define_block_visibility(a);
+  a.blocks = define_block_funcs(a, at, "", skips_hidden_blocks(a));
+  if (starts_from_first_block(a)) a.first_block = define_block_funcs(a, at, "first_", false);
+}
+
+// Key blocks, the last one partly past Lk.
+Expr block_count(const attention_algorithm& a) {
+  return (a.sources.key_length + a.tiles.key_block - 1) / a.tiles.key_block;
+}
+
+// Whether some row of tile `it` can see a key of block `block` (block < block_count: both RDoms stop
+// there): it starts before the causal diagonal and the mask modifier shows it. Undefined where every
+// block is seen.
+Expr block_is_seen(const attention_algorithm& a, Expr block, const Expr& last_visible_key) {
+  Expr seen;
+  if (last_visible_key.defined()) seen = block_start(a, block) <= last_visible_key;
+  if (skips_hidden_blocks(a)) {
+    const Expr some_visible = (a.block_visibility(block, a.it, a.g, a.b) & some_key_visible) != 0;
+    seen = seen.defined() ? seen && some_visible : some_visible;
+  }
+  return seen;
+}
+
+// Flash-decoding: split s is key block s, its state the block's own. A block no row sees gives the
+// empty state: selected, so that Halide skips computing the block's stages there. The test is read
+// from a table: Halide would narrow the block range by a test it can solve, to one it cannot prove
+// is one block, and size the stages' scratch at run time (so would a one-block recurrence: measured
+// 40% slower decoding).
+void define_split_states(attention_algorithm& a, const Expr& last_visible_key) {
+  const Var e = a.e, ii = a.ii, kb = a.kb, it = a.it, s = a.s, g = a.g, b = a.b;
+  const block_funcs& block = a.blocks;
+  const Tuple block_state(block.block_max(ii, s, it, g, b), block.block_sum(ii, s, it, g, b),
+                          block.block_pv(e, ii, s, it, g, b));
+  a.state = Func("state");
+  const Expr seen_test = block_is_seen(a, kb, last_visible_key);
+  if (!seen_test.defined()) {
+    a.state(e, ii, it, s, g, b) = block_state;
+    return;
+  }
+  a.split_is_seen = Func("split_is_seen");
+  a.split_is_seen(kb, it, g, b) = seen_test;
+  const Expr seen = a.split_is_seen(s, it, g, b);
+  a.state(e, ii, it, s, g, b) = Tuple(select(seen, block_state[0], score_floor), select(seen, block_state[1], 0.0f),
+                                      select(seen, block_state[2], 0.0f));
+}
+
+// The state merged with key block `block`, both rescaled to the larger maximum. One of the two
+// rescale factors is 1 (the larger maximum rescales by exp(0)): one exp, not two, per row and
+// feature vector of every block.
+Tuple state_with_block(const attention_algorithm& a, const Expr& block) {
+  const Var e = a.e, ii = a.ii, it = a.it, s = a.s, g = a.g, b = a.b;
+  const Expr running_max = a.state(e, ii, it, s, g, b)[0];
+  const Expr running_sum = a.state(e, ii, it, s, g, b)[1];
+  const Expr running_acc = a.state(e, ii, it, s, g, b)[2];
+  const Expr block_max = a.blocks.block_max(ii, block, it, g, b);
+  const Expr new_max = max(running_max, block_max);
+  const Expr running_is_larger = running_max >= block_max;
+  const Expr smaller_factor = exp(-abs(running_max - block_max));
+  const Expr keep = select(running_is_larger, 1.0f, smaller_factor);
+  const Expr add = select(running_is_larger, smaller_factor, 1.0f);
+  return Tuple(new_max, running_sum * keep + a.blocks.block_sum(ii, block, it, g, b) * add,
+               running_acc * keep + a.blocks.block_pv(e, ii, block, it, g, b) * add);
+}
+
+// The online softmax: the state (max, sum, accumulator) starts empty, (floor, 0, 0), or as the first
+// block's, and merges the blocks the tile sees in order. (A first block the tile cannot see gives
+// the empty state: its keys are all masked.)
+void define_block_recurrence(attention_algorithm& a, const Expr& last_visible_key) {
+  const Var e = a.e, ii = a.ii, it = a.it, s = a.s, g = a.g, b = a.b;
+  a.state = Func("state");
+  const int first_merged = starts_from_first_block(a) ? 1 : 0;
+  a.key_blocks = RDom(first_merged, block_count(a) - first_merged, "rk");
+  const Expr block = a.key_blocks;
+  if (const Expr seen_test = block_is_seen(a, block, last_visible_key); seen_test.defined())
+    a.key_blocks.where(seen_test);
+  if (starts_from_first_block(a)) {
+    const block_funcs& first = a.first_block;
+    a.state(e, ii, it, s, g, b) = Tuple(first.block_max(ii, 0, it, g, b), first.block_sum(ii, 0, it, g, b),
+                                        first.block_pv(e, ii, 0, it, g, b));
+  } else {
+    a.state(e, ii, it, s, g, b) = Tuple(score_floor, 0.0f, 0.0f);
+  }
+  a.state(e, ii, it, s, g, b) = state_with_block(a, block);
+}
+
+// The splits' states rescaled to the largest maximum and added: the same sums one recurrence over
+// every block would give. Without splits, the one state.
+void define_merge(attention_algorithm& a) {
+  const Var e = a.e, ii = a.ii, it = a.it, g = a.g, b = a.b;
+  a.merged_max = Func("merged_max");
+  a.merged = Func("merged");
+  if (!a.tiles.split_per_block) {
+    a.merged_max(ii, it, g, b) = a.state(0, ii, it, 0, g, b)[0];
+    a.merged(e, ii, it, g, b) = Tuple(a.state(e, ii, it, 0, g, b)[1], a.state(e, ii, it, 0, g, b)[2]);
+    return;
+  }
+  a.splits = RDom(0, block_count(a), "rs");
+  a.merged_max(ii, it, g, b) = score_floor;
+  a.merged_max(ii, it, g, b) = max(a.merged_max(ii, it, g, b), a.state(0, ii, it, a.splits, g, b)[0]);
+  const Expr rescale = exp(a.state(e, ii, it, a.splits, g, b)[0] - a.merged_max(ii, it, g, b));
+  a.merged(e, ii, it, g, b) = Tuple(0.0f, 0.0f);
+  a.merged(e, ii, it, g, b) = Tuple(a.merged(e, ii, it, g, b)[0] + a.state(e, ii, it, a.splits, g, b)[1] * rescale,
+                                    a.merged(e, ii, it, g, b)[1] + a.state(e, ii, it, a.splits, g, b)[2] * rescale);
+}
+
+// The accumulator over the sum, 0 for a fully masked row: its sum is exactly 0, since every visible
+// key contributes at least exp(0) at its block.
+void define_normalized(attention_algorithm& a) {
+  const Var e = a.e, ii = a.ii, it = a.it, g = a.g, b = a.b;
+  const Expr sum = a.merged(e, ii, it, g, b)[0];
+  a.normalized = Func("normalized");
+  a.normalized(e, ii, it, g, b) = select(sum == 0.0f, 0.0f, a.merged(e, ii, it, g, b)[1] / sum);
+}
+
+// Where query i of head h is in the tiles: row (i % tile_queries) * group + h % group of tile
+// i / tile_queries, kv head h / group.
+struct tile_row {
+  Expr row, tile, kv_head;
+};
+
+tile_row tile_row_of(const attention_algorithm& a) {
+  const int group = a.desc.group_size(), tile_queries = a.tiles.queries_per_tile;
+  return {(a.i % tile_queries) * group + a.h % group, a.i / tile_queries, a.h / group};
+}
+
+// Row (i, h, b)'s log-sum-exp: -inf for a fully masked row, NaN for a NaN sum.
+Expr log_sum_exp(const attention_algorithm& a, const tile_row& at) {
+  const Expr row_sum = a.merged(0, at.row, at.tile, at.kv_head, a.b)[0];
+  const Expr row_max = a.merged_max(at.row, at.tile, at.kv_head, a.b);
+  return select(row_sum == 0.0f, negative_infinity(), is_nan(row_sum), row_sum, row_max + log(row_sum));
+}
+
+// The output (e, h, i, b), the normalized rows in the element type, and the log-sum-exp where asked:
+// the output's second value or a Func of its own (blocking::lse_in_output).
+void define_outputs(attention_algorithm& a) {
+  const Var e = a.e, i = a.i, h = a.h, b = a.b;
+  const tile_row at = tile_row_of(a);
+  const Expr normalized = a.normalized(e, at.row, at.tile, at.kv_head, b);
+  const Expr value = a.sources.bfloat16_as_bits ? bfloat16_bits_of(normalized)
+                                                : cast(halide_type_of(a.desc.element_type), normalized);
+  a.output = Func("output");
+  if (!a.desc.lse_output) {
+    a.output(e, h, i, b) = value;
+  } else if (a.tiles.lse_in_output) {
+    a.output(e, h, i, b) = Tuple(value, log_sum_exp(a, at));
+  } else {
+    a.output(e, h, i, b) = value;
+    a.lse = Func("lse");
+    a.lse(i, h, b) = log_sum_exp(a, at);
+  }
+}
 }  // namespace
 
 // bf16 is the upper half of a float32: widening shifts its bits up; narrowing rounds to nearest even
@@ -373,199 +632,19 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
 }
 
 attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, attention_sources sources) {
-  attention_algorithm a;
-  a.desc = desc;
-  a.tiles = tiles;
-  a.sources = std::move(sources);
-  a.captures = capture_params::declare(desc.captures);
-  const Type element = halide_type_of(desc.element_type);
-  const int head_dim = desc.qk_head_dim;
-  const int group = desc.group_size();
-  const int tile_queries = tiles.queries_per_tile;
-  const int block_keys = tiles.key_block;
-  const float scale = desc.has_scale ? desc.scale_value : 1.0f / std::sqrt(static_cast<float>(head_dim));
-
-  Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, s = a.s, g = a.g, i = a.i, h = a.h, b = a.b,
-      lane = a.lane;
-  const Expr query_length = a.sources.query_length;
-  const Expr key_length = a.sources.key_length;
-
-  // Row ii of tile it is query `query` of head `head` (a head of kv group g). Queries past the end of
-  // the last tile and keys past the end of the last block are computed on clamped indices (never out
-  // of bounds) and masked or discarded.
-  const Expr query = it * tile_queries + ii / group;
-  // A size in a form Halide cannot prove constant, though provably no larger than `size`.
-  const auto unproven = [&](int size) { return size + a.sources.unproven_zero; };
-  // Tests that depend on the tile (causality, the output's last tile) multiply `it` by this, equal to
-  // tile_queries: Halide then cannot solve them for `it`. Solvable, each makes Halide trim loops with
-  // a bound marked `likely`, and loop partitioning copy the whole tile body for the tiles the bound
-  // trims and those it does not (measured: 2.5x the code generation time, twice the object code).
-  a.tile_queries_unproven = unproven(tile_queries);
-  const Expr head = g * group + ii % group;
-  const Expr query_clamped = clamp(query, 0, query_length - 1);
-  const Expr key = kb * block_keys + j;
-  const Expr key_clamped = clamp(key, 0, key_length - 1);
-
-  a.query_tile = Func("query_tile");
-  a.query_tile(d, ii, it, g, b) = cast<float>(a.sources.q(d, head, query_clamped, b)) * scale;
-
-  a.key_block = Func("key_block");
-  a.key_block(j, d, kb, g, b) = cast<float>(a.sources.k(d, g, key_clamped, b));
-
-  a.value_block = Func("value_block");
-  a.value_block(j, e, kb, g, b) = cast<float>(a.sources.v(e, g, key_clamped, b));
-
-  a.qk_reduction = RDom(0, head_dim, "rd");
-  a.lane_reduction = RDom(0, block_keys / tiles.lanes, "rg");
-  a.lane_collapse = RDom(0, tiles.lanes, "rl");
-  a.pv_reduction = RDom(0, block_keys, "rj");
-  // Tests of keys (past Lk, causal, skipped blocks) multiply `kb` by an unproven block size, for the
-  // same reason: Halide would otherwise copy the whole block body for the last block, or for the
-  // blocks below the causal diagonal (the copy measured no faster: B1 H32 KVH8 D128 causal L1024,
-  // 51-53 ms without it, 54-56 ms with it).
-  const Expr block_keys_unproven = unproven(block_keys);
-  const Expr block_start = kb * block_keys_unproven;
-  // Keys past Lk (padding of the last block) are masked, so their products are skipped where no
-  // vector lane spans keys: along head_dim. (Elsewhere the test would split vectors; measured 2x
-  // slower with keys in lanes.) Rows past Lq are computed on clamped queries and discarded: a test of
-  // rows saved their products only in the last tile, and cost more in every other (B16 H8 D64, one
-  // thread: L16 0.19 ms without it, 0.22 ms with it; L10 0.134 against 0.127 ms).
-  if (tiles.qk == qk_layout::along_head_dim) {
-    a.qk_reduction.where(block_start + j < key_length);
-    a.pv_reduction.where(block_start + a.pv_reduction < key_length);
-  }
-  // Under causality, the last key any row of tile `it` can see: key groups past it are skipped in both
-  // products (their weights are 0), whole groups of the schedule's q.k register tile since a finer
-  // test would split its vectors; key blocks past it are skipped by the recurrence below.
-  Expr last_visible_key;
-  if (desc.is_causal()) {
-    last_visible_key = it * a.tile_queries_unproven + (tile_queries - 1) + a.sources.causal_offset;
-    if (!Internal::is_const_zero(a.sources.causally_free_keys))
-      last_visible_key = max(last_visible_key, a.sources.causally_free_keys - 1);
-    const int group_keys = tiles.qk_key_group;
-    a.qk_reduction.where(block_start + (j / group_keys) * group_keys <= last_visible_key);
-    a.pv_reduction.where(block_start + a.pv_reduction <= last_visible_key);
-  }
-  // With rows in lanes, the masks' reads at the tile's queries are gathered (gathered_index): clamped,
-  // loop partitioning split the score's row loop in three copies.
-  const bool rows_in_lanes = tiles.qk == qk_layout::rows_in_lanes;
-  const tile_indices indices{query,
-                             head,
-                             rows_in_lanes ? gathered_index(query, query_length, a.sources.unproven_zero) : query_clamped,
-                             key,
-                             key_clamped,
-                             modifier_index(a, query, query_length),
-                             modifier_index(a, key, key_length)};
-  // The state (max, sum, accumulator) starts empty, (floor, 0, 0), or as the first block's (see
-  // blocking::first_block_starts_state), and merges the blocks in order. Blocks no row of the tile can
-  // see are skipped: past the causal diagonal, or hidden by the mask modifier; blocks the modifier
-  // shows whole to every row skip its per-key evaluation. (A first block the tile cannot see gives
-  // the empty state: its keys are all masked.)
-  const bool skips_hidden_blocks = desc.has_mask_mod();
-  if (skips_hidden_blocks) define_block_visibility(a);
-  a.blocks = define_block_funcs(a, indices, "", skips_hidden_blocks);
-  const bool starts_from_first_block = tiles.first_block_starts_state && !skips_hidden_blocks && !tiles.split_per_block;
-  if (starts_from_first_block) a.first_block = define_block_funcs(a, indices, "first_", false);
-  const Expr block_count = (key_length + block_keys - 1) / block_keys;
-  const block_funcs& block = a.blocks;
-  // Whether some row of the tile can see a key of block kb (kb < block_count: both RDoms stop there);
-  // undefined where every block is seen.
-  const auto block_is_seen = [&](Expr kb_index) {
-    Expr seen;
-    if (desc.is_causal()) seen = kb_index * block_keys_unproven <= last_visible_key;
-    if (skips_hidden_blocks) {
-      const Expr some_visible = (a.block_visibility(kb_index, it, g, b) & some_key_visible) != 0;
-      seen = seen.defined() ? seen && some_visible : some_visible;
-    }
-    return seen;
-  };
-  a.state = Func("state");
-  if (tiles.split_per_block) {
-    // Split s is key block s, its state the block's own. A block no row sees gives the empty state:
-    // selected, so that Halide skips computing the block's stages there. The test is read from a
-    // table: Halide would narrow the block range by a test it can solve, to one it cannot prove is
-    // one block, and size the stages' scratch at run time (so would a one-block recurrence: measured
-    // 40% slower decoding).
-    const Tuple block_state(block.block_max(ii, s, it, g, b), block.block_sum(ii, s, it, g, b),
-                            block.block_pv(e, ii, s, it, g, b));
-    if (const Expr seen_test = block_is_seen(kb); seen_test.defined()) {
-      a.split_is_seen = Func("split_is_seen");
-      a.split_is_seen(kb, it, g, b) = seen_test;
-      const Expr seen = a.split_is_seen(s, it, g, b);
-      a.state(e, ii, it, s, g, b) = Tuple(select(seen, block_state[0], score_floor), select(seen, block_state[1], 0.0f),
-                                          select(seen, block_state[2], 0.0f));
-    } else {
-      a.state(e, ii, it, s, g, b) = block_state;
-    }
-  } else {
-    const int first_merged = starts_from_first_block ? 1 : 0;
-    a.key_blocks = RDom(first_merged, block_count - first_merged, "rk");
-    const Expr kb_merged = a.key_blocks;
-    if (const Expr seen_test = block_is_seen(kb_merged); seen_test.defined()) a.key_blocks.where(seen_test);
-    if (starts_from_first_block) {
-      const block_funcs& first = a.first_block;
-      a.state(e, ii, it, s, g, b) = Tuple(first.block_max(ii, 0, it, g, b), first.block_sum(ii, 0, it, g, b),
-                                          first.block_pv(e, ii, 0, it, g, b));
-    } else {
-      a.state(e, ii, it, s, g, b) = Tuple(score_floor, 0.0f, 0.0f);
-    }
-    const Expr running_max = a.state(e, ii, it, s, g, b)[0];
-    const Expr running_sum = a.state(e, ii, it, s, g, b)[1];
-    const Expr running_acc = a.state(e, ii, it, s, g, b)[2];
-    const Expr block_max = block.block_max(ii, kb_merged, it, g, b);
-    // One of the two rescale factors is 1 (the larger maximum rescales by exp(0)): one exp, not two,
-    // per row and feature vector of every block.
-    const Expr new_max = max(running_max, block_max);
-    const Expr running_is_larger = running_max >= block_max;
-    const Expr smaller_factor = exp(-abs(running_max - block_max));
-    const Expr keep = select(running_is_larger, 1.0f, smaller_factor);
-    const Expr add = select(running_is_larger, smaller_factor, 1.0f);
-    a.state(e, ii, it, s, g, b) = Tuple(new_max, running_sum * keep + block.block_sum(ii, kb_merged, it, g, b) * add,
-                                        running_acc * keep + block.block_pv(e, ii, kb_merged, it, g, b) * add);
-  }
-
-  // The splits' states rescaled to the largest maximum and added: the same sums one recurrence over
-  // every block would give.
-  a.merged_max = Func("merged_max");
-  a.merged = Func("merged");
-  if (tiles.split_per_block) {
-    a.splits = RDom(0, block_count, "rs");
-    a.merged_max(ii, it, g, b) = score_floor;
-    a.merged_max(ii, it, g, b) = max(a.merged_max(ii, it, g, b), a.state(0, ii, it, a.splits, g, b)[0]);
-    const Expr rescale = exp(a.state(e, ii, it, a.splits, g, b)[0] - a.merged_max(ii, it, g, b));
-    a.merged(e, ii, it, g, b) = Tuple(0.0f, 0.0f);
-    a.merged(e, ii, it, g, b) = Tuple(a.merged(e, ii, it, g, b)[0] + a.state(e, ii, it, a.splits, g, b)[1] * rescale,
-                                      a.merged(e, ii, it, g, b)[1] + a.state(e, ii, it, a.splits, g, b)[2] * rescale);
-  } else {
-    a.merged_max(ii, it, g, b) = a.state(0, ii, it, 0, g, b)[0];
-    a.merged(e, ii, it, g, b) = Tuple(a.state(e, ii, it, 0, g, b)[1], a.state(e, ii, it, 0, g, b)[2]);
-  }
-
-  // A fully masked row has sum exactly 0: every visible key contributes at least exp(0) at its block.
-  const Expr sum = a.merged(e, ii, it, g, b)[0];
-  a.normalized = Func("normalized");
-  a.normalized(e, ii, it, g, b) = select(sum == 0.0f, 0.0f, a.merged(e, ii, it, g, b)[1] / sum);
-
-  // Output (d, h, i, b) order: query i of head h is row (i % tile_queries) * group + h % group.
-  const Expr row_of = (i % tile_queries) * group + h % group;
-  a.output = Func("output");
-  const Expr normalized_output = a.normalized(e, row_of, i / tile_queries, h / group, b);
-  const Expr output_value =
-      a.sources.bfloat16_as_bits ? bfloat16_bits_of(normalized_output) : cast(element, normalized_output);
-  if (!desc.lse_output) {
-    a.output(e, h, i, b) = output_value;
-    return a;
-  }
-  const Expr row_sum = a.merged(0, row_of, i / tile_queries, h / group, b)[0];
-  const Expr row_max = a.merged_max(row_of, i / tile_queries, h / group, b);
-  const Expr log_sum_exp = select(row_sum == 0.0f, negative_infinity(), is_nan(row_sum), row_sum, row_max + log(row_sum));
-  if (tiles.lse_in_output) {
-    a.output(e, h, i, b) = Tuple(output_value, log_sum_exp);
-  } else {
-    a.output(e, h, i, b) = output_value;
-    a.lse = Func("lse");
-    a.lse(i, h, b) = log_sum_exp;
-  }
+  attention_algorithm a = algorithm_reading(desc, tiles, std::move(sources));
+  const tile_indices at = indices_of(a);
+  define_inputs(a, at);
+  const Expr last_visible_key = last_visible_key_of(a);
+  define_reductions(a, last_visible_key);
+  define_blocks(a, at);
+  if (tiles.split_per_block)
+    define_split_states(a, last_visible_key);
+  else
+    define_block_recurrence(a, last_visible_key);
+  define_merge(a);
+  define_normalized(a);
+  define_outputs(a);
   return a;
 }
 
