@@ -12,6 +12,7 @@
 #include "caught_exception.hpp"
 #include "gpu_call.hpp"
 #include "module_parts.hpp"
+#include "module_views.hpp"
 #include "tensor_checks.hpp"
 #include "visibility_table.hpp"
 
@@ -27,13 +28,6 @@ status entry_for(device_kind device, const kernel_entries<Entry>& entries, const
   return status(error_code::device_not_generated,
                 std::string(first_tensor) + ": the call runs on " + name_of(device) +
                     ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
-}
-
-// The key or value tensor a module kernel takes: none with self-attention (validation has checked
-// that any given are the query).
-const tensor_view* module_input_view(const mha_desc& desc, const tensor_view& tensor) {
-  static const tensor_view none;
-  return desc.self_attn ? &none : &tensor;
 }
 
 // A CPU kernel writes the log-sum-exp as its output's second value (codegen's
@@ -124,15 +118,14 @@ status run_module_call(const mha_desc& desc, const mha_args& args, const module_
                   "key: no input keys (S = 0) with appended keys (add_bias_kv, add_zero_attn) runs on the CPU "
                   "only; on a GPU give at least one key");
 
-  const mha_weights& w = args.weights;
-  const tensor_view* views[] = {&args.query,  module_input_view(desc, args.key), module_input_view(desc, args.value),
-                                &w.q_weight,  &w.k_weight,      &w.v_weight,     &w.q_bias,      &w.k_bias,
-                                &w.v_bias,    &w.bias_k,        &w.bias_v,       &w.out_weight,  &w.out_bias,
-                                &args.key_padding_mask,         &args.attn_mask, &args.output,   &args.attn_weights};
-  constexpr int first_output = int(std::size(views)) - 2;
-  // Validation has checked that exactly the tensors the description takes are given, in this order.
-  kernel_buffers<int(std::size(views))> buffers;
-  if (status s = buffers.attach(gpu, views, first_output, true); !s) return s;
+  // The whole module's buffers: its arguments in the schema's order (attngen/module_arguments.hpp).
+  const module_argument_table arguments = kernel_arguments(desc);
+  static const tensor_view none;
+  const tensor_view* views[module_slot_count];
+  std::fill(std::begin(views), std::end(views), &none);
+  for (int n = 0; n < arguments.size(); ++n) views[n] = given_view(args, arguments[n]);
+  kernel_buffers<module_slot_count> buffers;
+  if (status s = buffers.attach(gpu, views, arguments.first_output(), true); !s) return s;
   int result = gpu_entry(&context, buffers.data(), args.training, args.seed);
   if (result == 0) result = gpu.copy_outputs_back();
   return finish_call(context, result);

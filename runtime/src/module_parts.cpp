@@ -1,6 +1,8 @@
 #include "module_parts.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <initializer_list>
 #include <limits>
 #include <memory>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "HalideRuntime.h"
+#include "attngen/module_arguments.hpp"
 
 namespace attngen::detail {
 
@@ -102,15 +105,43 @@ void write_appended_keys(const tensor_view& keys, const tensor_view& bias, std::
     }
 }
 
-// Runs one part of a module's CPU code over `views`, its last `outputs` the part's outputs; the
-// part's status (finish_call's), or attaching's.
-template <int N>
-status run_part(generated_module_entry part, call_context& context, gpu_call& host,
-                const tensor_view* const (&views)[N], int outputs, const mha_args& args) {
-  kernel_buffers<N> buffers;
+// The views of one call of a part, for the slots of its arguments (part_arguments).
+struct part_views {
+  const tensor_view *x = nullptr, *weight = nullptr, *bias = nullptr, *linear_output = nullptr;
+  const tensor_view *projected_q = nullptr, *keys = nullptr, *values = nullptr, *key_padding_mask = nullptr,
+                    *attn_mask = nullptr, *attention_result = nullptr, *attn_weights = nullptr;
+
+  const tensor_view* of(module_slot slot) const {
+    switch (slot) {
+      case module_slot::x: return x;
+      case module_slot::weight: return weight;
+      case module_slot::bias: return bias;
+      case module_slot::linear_output: return linear_output;
+      case module_slot::projected_q: return projected_q;
+      case module_slot::keys: return keys;
+      case module_slot::values: return values;
+      case module_slot::key_padding_mask: return key_padding_mask;
+      case module_slot::attn_mask: return attn_mask;
+      case module_slot::attention_result: return attention_result;
+      case module_slot::attn_weights: return attn_weights;
+      default: return nullptr;
+    }
+  }
+};
+
+// Runs `part` of a module's CPU code over `views`, in its arguments' order; the part's status
+// (finish_call's), or attaching's.
+status run_part(const mha_desc& desc, module_part part, generated_module_entry entry, const part_views& views,
+                call_context& context, gpu_call& host, const mha_args& args) {
+  const module_argument_table arguments = part_arguments(desc, part);
+  static const tensor_view none;
+  const tensor_view* buffers_views[module_slot_count];
+  std::fill(std::begin(buffers_views), std::end(buffers_views), &none);
+  for (int n = 0; n < arguments.size(); ++n) buffers_views[n] = views.of(arguments[n].slot);
+  kernel_buffers<module_slot_count> buffers;
   // On the host, attaching only wraps the views; its status is passed on all the same.
-  if (status s = buffers.attach(host, views, N - outputs, false); !s) return s;
-  return finish_call(context, part(&context, buffers.data(), args.training, args.seed));
+  if (status s = buffers.attach(host, buffers_views, arguments.first_output(), false); !s) return s;
+  return finish_call(context, entry(&context, buffers.data(), args.training, args.seed));
 }
 
 }  // namespace
@@ -152,21 +183,34 @@ status run_module_parts(const mha_desc& desc, const mha_args& args, const module
   const bool keys_projected = lengths.keys > extra;
   const module_mask key_padding(args.key_padding_mask, !keys_projected), attn_mask(args.attn_mask, !keys_projected);
 
-  const tensor_view* project_query[] = {&query, &w.q_weight, &w.q_bias, &projected_q.view};
-  const tensor_view* project_key[] = {&key, &w.k_weight, &w.k_bias, &projected_keys};
-  const tensor_view* project_value[] = {&value, &w.v_weight, &w.v_bias, &projected_values};
-  const tensor_view* attend[] = {&projected_q.view, &keys.view,      &values.view,
-                                 &key_padding.view, &attn_mask.view, &attention.view};
-  const tensor_view* project_output[] = {&attention_rows, &w.out_weight, &w.out_bias, &output};
-  const tensor_view* weights[] = {&projected_q.view, &keys.view, &key_padding.view, &attn_mask.view,
-                                  &args.attn_weights};
-  status result = run_part(parts.projection, context, host, project_query, 1, args);
-  if (result && keys_projected) result = run_part(parts.projection, context, host, project_key, 1, args);
-  if (result && keys_projected) result = run_part(parts.projection, context, host, project_value, 1, args);
-  if (result) result = run_part(parts.attention, context, host, attend, 1, args);
-  const generated_module_entry out_projection = parts.out_projection ? parts.out_projection : parts.projection;
-  if (result) result = run_part(out_projection, context, host, project_output, 1, args);
-  if (result && parts.weights != nullptr) result = run_part(parts.weights, context, host, weights, 1, args);
+  // A linear layer's views; the attention's and the weights'.
+  auto linear = [](const tensor_view& x, const tensor_view& weight, const tensor_view& bias, const tensor_view& out) {
+    return part_views{.x = &x, .weight = &weight, .bias = &bias, .linear_output = &out};
+  };
+  const part_views attending{.projected_q = &projected_q.view,
+                             .keys = &keys.view,
+                             .values = &values.view,
+                             .key_padding_mask = &key_padding.view,
+                             .attn_mask = &attn_mask.view,
+                             .attention_result = &attention.view,
+                             .attn_weights = &args.attn_weights};
+  const module_cpu_parts& p = parts;
+  status result = run_part(desc, module_part::projection, p.projection, linear(query, w.q_weight, w.q_bias, projected_q.view),
+                           context, host, args);
+  if (result && keys_projected)
+    result = run_part(desc, module_part::projection, p.projection, linear(key, w.k_weight, w.k_bias, projected_keys),
+                      context, host, args);
+  if (result && keys_projected)
+    result = run_part(desc, module_part::projection, p.projection,
+                      linear(value, w.v_weight, w.v_bias, projected_values), context, host, args);
+  if (result) result = run_part(desc, module_part::attention, p.attention, attending, context, host, args);
+  // f32 modules project the output with the projection part (f32 in, f32 out).
+  const module_part out_part = p.out_projection ? module_part::out_projection : module_part::projection;
+  const generated_module_entry out_projection = p.out_projection ? p.out_projection : p.projection;
+  if (result)
+    result = run_part(desc, out_part, out_projection, linear(attention_rows, w.out_weight, w.out_bias, output), context,
+                      host, args);
+  if (result && p.weights != nullptr) result = run_part(desc, module_part::weights, p.weights, attending, context, host, args);
   return result;
 }
 

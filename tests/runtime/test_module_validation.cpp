@@ -44,6 +44,32 @@ TEST_CASE("module: valid arguments pass validation and the call writes its outpu
   CHECK(!call.outputs_all_equal(poison));
 }
 
+TEST_CASE("module: the typed call takes the description's tensors by name, the weights whole, and gives run(args)'s "
+          "result",
+          "[runtime][typed]") {
+  auto problem = make_random_module_problem(aot_module_all_options::description, 2, 9, 11, 7);
+  problem.training = true;
+  aot_module_call generic(problem), typed(problem);
+  const mha_args a = typed.args();
+  REQUIRE(aot_module_all_options::run(generic.args()).ok());
+  REQUIRE(aot_module_all_options::run(a.query, a.key, a.value, a.weights, a.key_padding_mask, a.attn_mask, a.output,
+                                      a.attn_weights, a.training, a.seed)
+              .ok());
+  CHECK(typed.output() == generic.output());
+  CHECK(typed.weights() == generic.weights());
+}
+
+TEST_CASE("module: the typed call of a module without masks or dropout takes query, key, value, weights, output "
+          "and attn_weights",
+          "[runtime][typed]") {
+  const auto problem = make_random_module_problem(aot_module_encoder::description, 1, 4, 6, 3);
+  aot_module_call generic(problem), typed(problem);
+  const mha_args a = typed.args();
+  REQUIRE(aot_module_encoder::run(generic.args()).ok());
+  REQUIRE(aot_module_encoder::run(a.query, a.key, a.value, a.weights, a.output, a.attn_weights).ok());
+  CHECK(typed.output() == generic.output());
+}
+
 TEST_CASE("module: key with the wrong feature count names kdim", "[runtime][validation]") {
   expect_error([](mha_args& a) { a.key.shape[2] = 10; }, error_code::wrong_shape,
                "key: expected kdim 12, got 10; shape is (3, 23, 10)");

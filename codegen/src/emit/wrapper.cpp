@@ -238,11 +238,11 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
 
 // "q (B, Lq, 32, 128), k (B, Lk, 8, 128), ..., lse (B, 32, Lq) f32": each argument with its extents,
 // run-time ones by symbol, and its element type where it is not the description's.
-template <int N>
-std::string shape_contract(const argument_list<N>& arguments) {
+template <typename Slot, int N>
+std::string shape_contract(const argument_list<Slot, N>& arguments) {
   std::string text;
   const dtype element = arguments[0].type;
-  for (const kernel_argument& argument : arguments) {
+  for (const argument<Slot>& argument : arguments) {
     text += (text.empty() ? "" : ", ") + std::string(argument.name) + " (";
     for (int d = 0; d < argument.rank; ++d) {
       const argument_dim& dim = argument.dims[d];
@@ -325,57 +325,55 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
                                     int short_queries_per_tile, const std::vector<std::string>& target_names,
                                     const std::vector<std::string>& gpu_apis,
                                     const std::vector<std::string>& gpu_target_names) {
-  const std::string queries = desc.batch_major ? "(B, L, " : "(L, B, ";
-  const std::string keys = desc.batch_major ? "(B, S, " : "(S, B, ";
-  std::ostringstream contract;
-  contract << "query " << queries << desc.embed << "), key " << keys << desc.effective_kdim() << "), value " << keys
-           << desc.effective_vdim() << "), output " << queries << desc.embed
-           << "), weights in PyTorch's (out, in) layout; see attngen/runtime/module_call.hpp.";
-  const bool bias = desc.projection_bias, dropout = desc.has_dropout();
-  const std::string dropout_arguments = dropout ? ", training, seed" : "";
-  const int masks = int(desc.key_padding != mask_kind::none) + int(desc.mask != mask_kind::none);
-  // Arguments of each function: its input buffers, the dropout scalars where it takes them, then its
-  // output buffers (see codegen::module_algorithm::arguments).
-  auto arguments = [&](int inputs, module_part part, int outputs) {
-    return buffer_arguments(0, inputs) + (takes_dropout_scalars(part) ? dropout_arguments : "") +
-           buffer_arguments(inputs, outputs);
+  const module_argument_table arguments = kernel_arguments(desc);
+  const bool dropout = desc.has_dropout();
+  // A part's function takes its input buffers, the dropout scalars where it takes them, then its
+  // output buffers (attngen/module_arguments.hpp).
+  auto call_of = [&](module_part part) {
+    const module_argument_table buffers = part_arguments(desc, part);
+    return buffer_arguments(0, buffers.taken_inputs()) + (takes_dropout_scalars(desc, part) ? ", training, seed" : "") +
+           buffer_arguments(buffers.taken_inputs(), buffers.taken_outputs());
   };
-  // query, key and value (the query alone with self-attention), three projection weights and biases,
-  // bias_k and bias_v.
-  const int projection_inputs = 6 - 2 * int(desc.self_attn) + 3 * int(bias) + 2 * int(desc.bias_kv);
   wrapper_kind kind;
   kind.title = "Fused multi-head attention module";
   kind.validation_header = "attngen/module_validation.hpp";
   kind.description_type = "attngen::mha_desc";
   kind.description_cpp = to_cpp(desc);
   kind.description_text = to_text(desc);
-  kind.shape_contract = contract.str();
+  kind.shape_contract = shape_contract(arguments) + "; weights (out, in) as PyTorch's; see attngen/runtime/module_call.hpp.";
   kind.args_type = "attngen::mha_args";
   kind.entry_type = "attngen::detail::generated_module_entry";
   kind.entries_type = "attngen::detail::module_entries";
   kind.run_function = "attngen::detail::run_module_kernel";
   kind.entry_parameters = dropout ? ", bool training, std::uint64_t seed" : ", bool, std::uint64_t";
-  // The attention of each variant: projected queries, keys and values, masks; its result.
   for (int v = 0; v < kernel_variant_count; ++v) {
     const bool generated = module_has_variant(kernel_variant(v), desc.self_attn);
-    kind.variants.push_back({generated ? name_of(kernel_variant(v)) : "", arguments(3 + masks, module_part::attention, 1)});
+    kind.variants.push_back({generated ? name_of(kernel_variant(v)) : "", call_of(module_part::attention)});
   }
-  for (const module_part part : codegen::cpu_module_parts(desc)) {
-    switch (part) {
-      case module_part::projection: case module_part::out_projection:
-        kind.shared.push_back({name_of(part), arguments(2 + int(bias), part, 1)});
-        break;
-      case module_part::weights: kind.shared.push_back({name_of(part), arguments(2 + masks, part, 1)}); break;
-      case module_part::attention: case module_part::whole: break;
-    }
-  }
-  // GPU code is the whole module: projection inputs, out_weight and out_bias, masks; output and weights.
-  for (const auto& api : gpu_apis)
-    kind.gpu.push_back({api, arguments(projection_inputs + 1 + int(bias) + masks, module_part::whole,
-                                       1 + int(desc.weights != weights_output::none))});
+  for (const module_part part : cpu_module_parts(desc))
+    if (part != module_part::attention) kind.shared.push_back({name_of(part), call_of(part)});
+  for (const auto& api : gpu_apis) kind.gpu.push_back({api, call_of(module_part::whole)});
   kind.gpu_targets = joined(gpu_target_names);
   kind.c_args_type = "attngen_mha_args";
   kind.module = true;
+  // The typed call: a parameter per tensor in the schema's order, the weights as one mha_weights
+  // (where the first of them is), then the dropout scalars.
+  std::string tensors;
+  for (const module_argument& argument : arguments) {
+    const std::string_view parameter = parameter_name(argument);
+    if (parameter != argument.name) {
+      if (argument.slot == module_slot::q_weight) kind.typed_parameters += ", const attngen::mha_weights& weights";
+      continue;
+    }
+    kind.typed_parameters += std::string(", attngen::") + (argument.is_output() ? "output_tensor " : "input_tensor ") +
+                             std::string(parameter);
+    tensors += (tensors.empty() ? "" : ", ") + std::string(parameter) + ".view";
+  }
+  if (dropout) kind.typed_parameters += ", bool training, std::uint64_t seed";
+  kind.typed_parameters.erase(0, 2);
+  kind.typed_body = "  const attngen::tensor_view tensors[] = {" + tensors + "};\n" +
+                    "  return run(attngen::detail::mha_args_of(description, tensors, weights, " +
+                    (dropout ? "training, seed" : "false, 0") + ", gpu));\n";
   return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
 }
 

@@ -1,6 +1,7 @@
 #include "attngen/codegen/module_algorithm.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 namespace attngen::codegen {
@@ -15,6 +16,17 @@ Expr mix_bits(Expr x) {
   x = x ^ (x >> 15);
   x = x * Internal::make_const(UInt(32), 0x846ca68bU);
   return x ^ (x >> 16);
+}
+
+// The pipeline's parameter for the input `slot` of the part's argument list (attngen/module_arguments.hpp):
+// its name, element type and rank from there; undefined when the part does not take it.
+ImageParam input_of(const module_algorithm& m, module_slot slot) {
+  for (const module_argument& a : part_arguments(m.desc, m.part))
+    if (a.slot == slot && a.taken) {
+      const Type type = m.bfloat16_as_bits && a.type == dtype::bf16 ? UInt(16) : halide_type_of(a.type);
+      return ImageParam(type, a.rank, std::string(parameter_name(a)));
+    }
+  return ImageParam();
 }
 
 // An element of an input tensor as float (bf16 bits are widened).
@@ -63,16 +75,6 @@ Expr attn_mask_at(const module_algorithm& m, Expr key, Expr query, Expr head, Ex
     case attn_mask_shape::none: break;
   }
   return Expr();
-}
-
-int attn_mask_rank(attn_mask_shape shape) {
-  switch (shape) {
-    case attn_mask_shape::l_s: return 2;
-    case attn_mask_shape::bh_l_s: return 3;
-    case attn_mask_shape::b_h_l_s: return 4;
-    case attn_mask_shape::none: break;
-  }
-  return 0;
 }
 
 // Keys or values by head (d, g, j, b) from a projection's features (n, i, b): kernel key j < extra is
@@ -144,40 +146,33 @@ attention_sources module_sources(module_algorithm& m) {
   return src;
 }
 
-// The module's input tensors (whole, in_projection): sequences, projection weights and biases, bias_k
-// and bias_v; their lengths.
-void define_module_inputs(module_algorithm& m, Type element) {
+// The module's input tensors (whole): sequences, projection weights and biases, bias_k and bias_v,
+// out_weight and out_bias, masks; its lengths.
+void define_module_inputs(module_algorithm& m) {
   const mha_desc& desc = m.desc;
-  m.query = ImageParam(element, 3, "query");
-  if (!desc.self_attn) {
-    m.key = ImageParam(element, 3, "key");
-    m.value = ImageParam(element, 3, "value");
-  }
-  m.q_weight = ImageParam(element, 2, "q_weight");
-  m.k_weight = ImageParam(element, 2, "k_weight");
-  m.v_weight = ImageParam(element, 2, "v_weight");
-  if (desc.projection_bias) {
-    m.q_bias = ImageParam(element, 1, "q_bias");
-    m.k_bias = ImageParam(element, 1, "k_bias");
-    m.v_bias = ImageParam(element, 1, "v_bias");
-  }
-  if (desc.bias_kv) {
-    m.bias_k = ImageParam(element, 1, "bias_k");
-    m.bias_v = ImageParam(element, 1, "bias_v");
-  }
+  m.query = input_of(m, module_slot::query);
+  m.key = input_of(m, module_slot::key);
+  m.value = input_of(m, module_slot::value);
+  m.q_weight = input_of(m, module_slot::q_weight);
+  m.k_weight = input_of(m, module_slot::k_weight);
+  m.v_weight = input_of(m, module_slot::v_weight);
+  m.q_bias = input_of(m, module_slot::q_bias);
+  m.k_bias = input_of(m, module_slot::k_bias);
+  m.v_bias = input_of(m, module_slot::v_bias);
+  m.bias_k = input_of(m, module_slot::bias_k);
+  m.bias_v = input_of(m, module_slot::bias_v);
+  m.out_weight = input_of(m, module_slot::out_weight);
+  m.out_bias = input_of(m, module_slot::out_bias);
   const int sequence_dim = desc.batch_major ? 1 : 2;
   m.query_length = m.query.dim(sequence_dim).extent();
   m.input_key_length = desc.self_attn ? m.query_length : m.key.dim(sequence_dim).extent();
   m.key_length = m.input_key_length + desc.extra_keys();
 }
 
-// The attention's masks (whole, attention, weights): key_padding and attn_mask.
-void define_mask_inputs(module_algorithm& m, Type element) {
-  const mha_desc& desc = m.desc;
-  if (desc.key_padding != mask_kind::none)
-    m.key_padding = ImageParam(desc.key_padding == mask_kind::boolean ? UInt(8) : element, 2, "key_padding");
-  if (desc.mask != mask_kind::none)
-    m.mask = ImageParam(desc.mask == mask_kind::boolean ? UInt(8) : element, attn_mask_rank(desc.mask_dims), "attn_mask");
+// The attention's masks (whole, attention, weights): key_padding_mask and attn_mask.
+void define_mask_inputs(module_algorithm& m) {
+  m.key_padding = input_of(m, module_slot::key_padding_mask);
+  m.mask = input_of(m, module_slot::attn_mask);
 }
 
 // A weight or bias as a float Func (an undefined Func for an absent bias).
@@ -242,11 +237,11 @@ void define_in_projection(module_algorithm& m) {
 
 // A projection part: one linear layer over x (c, i, b) of `input` elements to (n, i, b) of `output`
 // elements, its extents the weight's.
-void define_linear_part(module_algorithm& m, Type element, Type input, Type output) {
+void define_linear_part(module_algorithm& m, Type output) {
   const Var c = m.c, n = m.n, i = m.i, b = m.b;
-  m.linear_input = ImageParam(input, 3, "x");
-  m.linear_weight = ImageParam(element, 2, "weight");
-  if (m.desc.projection_bias) m.linear_bias = ImageParam(element, 1, "bias");
+  m.linear_input = input_of(m, module_slot::x);
+  m.linear_weight = input_of(m, module_slot::weight);
+  m.linear_bias = input_of(m, module_slot::bias);
   Func x("x_float");
   x(c, i, b) = cast<float>(m.linear_input(c, i, b));
   const Expr rows = m.linear_input.dim(1).extent();
@@ -259,16 +254,16 @@ void define_linear_part(module_algorithm& m, Type element, Type input, Type outp
 
 // The attention and weights parts read the projection part's buffers.
 void define_projected_inputs(module_algorithm& m) {
-  m.projected_q_input = ImageParam(Float(32), 3, "projected_q");
-  m.keys_input = ImageParam(Float(32), 4, "keys");
+  m.projected_q_input = input_of(m, module_slot::projected_q);
+  m.keys_input = input_of(m, module_slot::keys);
+  m.values_input = input_of(m, module_slot::values);
   m.projected_q = Func("projected_q");
   m.projected_q(m.n, m.i, m.b) = m.projected_q_input(m.n, m.i, m.b);
   Var d("d"), g("g");
   m.keys = Func("keys");
   m.keys(d, g, m.j, m.b) = m.keys_input(d, g, m.j, m.b);
   m.values = Func("values");
-  if (m.part == module_part::attention) {
-    m.values_input = ImageParam(Float(32), 4, "values");
+  if (m.values_input.defined()) {
     m.values(d, g, m.j, m.b) = m.values_input(d, g, m.j, m.b);
   } else {
     // The weights part defines the attention for its scores only: its result, which reads the
@@ -281,11 +276,9 @@ void define_projected_inputs(module_algorithm& m) {
 }
 
 // The output projection of the attention's result (e, h, i, b), and the output in the module's layout.
-void define_out_projection(module_algorithm& m, Type element, const Func& attention_result) {
+void define_out_projection(module_algorithm& m, const Func& attention_result) {
   const mha_desc& desc = m.desc;
   const Var n = m.n, i = m.i, b = m.b;
-  if (!m.out_weight.defined()) m.out_weight = ImageParam(element, 2, "out_weight");
-  if (desc.projection_bias) m.out_bias = ImageParam(element, 1, "out_bias");
   // The attention's output (e, h, i, b) is the output projection's input, head by head.
   m.out_projection = define_linear("out_projection", attention_result, desc.num_heads, m.query_length,
                                    float_matrix(m, m.out_weight), float_vector(m, m.out_bias), desc.embed, desc.embed, m);
@@ -373,13 +366,40 @@ Expr dropout_bits(Expr seed, Expr batch, Expr head, Expr query, Expr column, int
   return mix_bits(mix_bits(row ^ cast<uint32_t>(query)) ^ mix_bits(cast<uint32_t>(column)));
 }
 
+Argument module_algorithm::parameter(const module_argument& argument) const {
+  switch (argument.slot) {
+    case module_slot::query: return query;
+    case module_slot::key: return key;
+    case module_slot::value: return value;
+    case module_slot::q_weight: return q_weight;
+    case module_slot::k_weight: return k_weight;
+    case module_slot::v_weight: return v_weight;
+    case module_slot::q_bias: return q_bias;
+    case module_slot::k_bias: return k_bias;
+    case module_slot::v_bias: return v_bias;
+    case module_slot::bias_k: return bias_k;
+    case module_slot::bias_v: return bias_v;
+    case module_slot::out_weight: return out_weight;
+    case module_slot::out_bias: return out_bias;
+    case module_slot::key_padding_mask: return key_padding;
+    case module_slot::attn_mask: return mask;
+    case module_slot::x: return linear_input;
+    case module_slot::weight: return linear_weight;
+    case module_slot::bias: return linear_bias;
+    case module_slot::projected_q: return projected_q_input;
+    case module_slot::keys: return keys_input;
+    case module_slot::values: return values_input;
+    case module_slot::output: case module_slot::attn_weights: case module_slot::linear_output:
+    case module_slot::attention_result: break;
+  }
+  throw std::logic_error("attngen: " + std::string(argument.name) + " is an output, not a pipeline parameter");
+}
+
 std::vector<Argument> module_algorithm::arguments() const {
   std::vector<Argument> args;
-  for (const ImageParam* p : {&query, &key, &value, &q_weight, &k_weight, &v_weight, &q_bias, &k_bias, &v_bias,
-                              &bias_k, &bias_v, &linear_input, &linear_weight, &linear_bias, &projected_q_input,
-                              &keys_input, &values_input, &out_weight, &out_bias, &key_padding, &mask})
-    if (p->defined()) args.push_back(*p);
-  if (desc.has_dropout() && takes_dropout_scalars(part)) args.insert(args.end(), {training, seed});
+  for (const module_argument& argument : part_arguments(desc, part))
+    if (!argument.is_output()) args.push_back(parameter(argument));
+  if (takes_dropout_scalars(desc, part)) args.insert(args.end(), {training, seed});
   return args;
 }
 
@@ -404,40 +424,27 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
   const bool whole = part == module_part::whole;
 
   if (part == module_part::projection) {
-    define_linear_part(m, element, element, Float(32));
+    define_linear_part(m, Float(32));
     return m;
   }
   if (part == module_part::out_projection) {
-    define_linear_part(m, element, Float(32), element);
+    define_linear_part(m, element);
     return m;
   }
   if (whole) {
-    define_module_inputs(m, element);
+    define_module_inputs(m);
     define_in_projection(m);
   } else {
     define_projected_inputs(m);
   }
-
-  if (whole) m.out_weight = ImageParam(element, 2, "out_weight");  // its extents give the unproven zero
-  define_mask_inputs(m, element);
+  define_mask_inputs(m);
   // The attention's result stays float32 on its way to the output projection. The weights output
   // normalises its own rows (it computes every score of a row anyway).
   const attention_desc op = desc.attention_operator().element(dtype::f32);
   m.attention = define_attention(op, tiles, module_sources(m));
-  if (whole) define_out_projection(m, element, m.attention.output);
+  if (whole) define_out_projection(m, m.attention.output);
   if (desc.weights != weights_output::none && part != module_part::attention) define_weights(m, tiles);
   return m;
-}
-
-std::vector<module_part> cpu_module_parts(const mha_desc& desc) {
-  std::vector<module_part> parts = {module_part::projection, module_part::attention};
-  if (desc.element_type != dtype::f32) parts.push_back(module_part::out_projection);
-  if (desc.weights != weights_output::none) parts.push_back(module_part::weights);
-  return parts;
-}
-
-bool takes_dropout_scalars(module_part part) {
-  return part == module_part::whole || part == module_part::attention || part == module_part::weights;
 }
 
 const char* name_of(module_part part) {

@@ -42,13 +42,22 @@ struct argument_dim {
   extent_source source = extent_source::description;
   int extent = 0;           ///< with extent_source::description
   bool is_count = false;    ///< messages read "8 kv heads" rather than "head_dim 128"
+  /// With a run-time source: the extent is scale x the run-time extent + offset (a module's
+  /// (B x heads) mask rows, its S + appended keys weights columns).
+  int scale = 1, offset = 0;
+
+  /// Whether the extent is the run-time one itself, which this dimension can then set.
+  constexpr bool is_run_time_extent() const {
+    return source != extent_source::description && scale == 1 && offset == 0;
+  }
 };
 
-/// One slot of a kernel's call.
-struct kernel_argument {
+/// One slot of a kernel's call; `Slot` names the member of the call's arguments struct it is.
+template <typename Slot>
+struct argument {
   static constexpr int max_rank = 4;
 
-  argument_slot slot = argument_slot::q;
+  Slot slot{};
   int index = 0;             ///< the capture's declaration index (argument_slot::capture)
   std::string_view name;     ///< in messages and as the pipeline's parameter: "q", a capture's name
   argument_role role = argument_role::input;
@@ -62,17 +71,38 @@ struct kernel_argument {
   constexpr bool is_output() const { return role != argument_role::input; }
 };
 
-/// An ordered list of kernel arguments (at most N), iterable.
-template <int N>
+/// An argument of an attention operator's call (attngen::attention_args).
+using kernel_argument = argument<argument_slot>;
+
+/// An ordered list of arguments (at most N), iterable.
+template <typename Slot, int N>
 struct argument_list {
-  kernel_argument items[N] = {};
+  argument<Slot> items[N] = {};
   int count = 0;
 
-  constexpr const kernel_argument* begin() const { return items; }
-  constexpr const kernel_argument* end() const { return items + count; }
+  constexpr const argument<Slot>* begin() const { return items; }
+  constexpr const argument<Slot>* end() const { return items + count; }
   constexpr int size() const { return count; }
-  constexpr const kernel_argument& operator[](int n) const { return items[n]; }
-  constexpr void push_back(const kernel_argument& a) { items[count++] = a; }
+  constexpr const argument<Slot>& operator[](int n) const { return items[n]; }
+  constexpr void push_back(const argument<Slot>& a) { items[count++] = a; }
+  /// The taken ones, in order.
+  constexpr argument_list taken() const {
+    argument_list list;
+    for (const argument<Slot>& a : *this)
+      if (a.taken) list.push_back(a);
+    return list;
+  }
+  /// The number of taken inputs and of taken outputs.
+  constexpr int taken_inputs() const {
+    int n = 0;
+    for (const argument<Slot>& a : *this) n += int(a.taken && !a.is_output());
+    return n;
+  }
+  constexpr int taken_outputs() const {
+    int n = 0;
+    for (const argument<Slot>& a : *this) n += int(a.taken && a.is_output());
+    return n;
+  }
   /// Position of the first output.
   constexpr int first_output() const {
     int n = 0;
@@ -84,7 +114,7 @@ struct argument_list {
 /// Every slot of an attention call: one per argument_slot, the captures' one per captured tensor
 /// (argument_table past this capacity does not compile).
 inline constexpr int attention_slot_count = 8 + capture_table::max_tensors;
-using attention_argument_table = argument_list<attention_slot_count>;
+using attention_argument_table = argument_list<argument_slot, attention_slot_count>;
 
 namespace detail {
 
@@ -93,10 +123,11 @@ inline constexpr argument_dim query_length_dim{"Lq", "Lq", extent_source::query_
 inline constexpr argument_dim key_length_dim{"Lk", "Lk", extent_source::key_length};
 constexpr argument_dim heads_dim(int h) { return {"H", "heads", extent_source::description, h, true}; }
 
-constexpr kernel_argument make_argument(argument_slot slot, std::string_view name, argument_role role, dtype type,
-                                        std::initializer_list<argument_dim> dims, bool taken = true,
-                                        std::string_view feature = {}) {
-  kernel_argument a;
+template <typename Slot>
+constexpr argument<Slot> make_argument(Slot slot, std::string_view name, argument_role role, dtype type,
+                                       std::initializer_list<argument_dim> dims, bool taken = true,
+                                       std::string_view feature = {}) {
+  argument<Slot> a;
   a.slot = slot;
   a.name = name;
   a.role = role;
@@ -196,11 +227,6 @@ constexpr bool reads_captures(const kernel_argument& a) {
 }
 
 /// The arguments `d`'s kernel takes, in the generated function's order (argument_table's taken slots).
-constexpr attention_argument_table kernel_arguments(const attention_desc& d) {
-  attention_argument_table taken;
-  for (const kernel_argument& a : argument_table(d))
-    if (a.taken) taken.push_back(a);
-  return taken;
-}
+constexpr attention_argument_table kernel_arguments(const attention_desc& d) { return argument_table(d).taken(); }
 
 }  // namespace attngen

@@ -18,20 +18,17 @@
 #include "Halide.h"
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/module.hpp"
+#include "attngen/module_arguments.hpp"
 
 namespace attngen::codegen {
 
-/// Which pipeline of a module a module_algorithm defines. Buffers between parts are float32, in
-/// Halide order (innermost first): projected queries (n, i, b), keys and values (d, g, j, b) with the
-/// appended keys first (the runtime writes those), and the attention's result (e, h, i, b).
-enum class module_part {
-  whole,           ///< inputs to outputs in one pipeline
-  projection,      ///< one linear layer, (c, i, b) of the element type to float32 (n, i, b): the runtime
-                   ///< runs it for the queries, the keys and the values, and with f32 elements for the output
-  attention,       ///< projected queries, keys and values (and masks) to the attention's result
-  out_projection,  ///< one linear layer, float32 to the element type: the output of f16 and bf16 modules
-  weights,         ///< projected queries and keys (and masks) to the weights output (need_weights)
-};
+/// Which pipeline of a module a module_algorithm defines (attngen/module_arguments.hpp lists each
+/// one's arguments). Buffers between parts are float32, in Halide order (innermost first): projected
+/// queries (n, i, b), keys and values (d, g, j, b) with the appended keys first (the runtime writes
+/// those), and the attention's result (e, h, i, b).
+using attngen::module_part;
+using attngen::cpu_module_parts;
+using attngen::takes_dropout_scalars;
 
 /// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in).
 struct linear_funcs {
@@ -90,8 +87,10 @@ struct module_algorithm {
 
   Halide::Expr query_length, input_key_length, key_length;  ///< L, S and S + extra keys
 
-  /// Arguments of the generated function, in order (see the member list above): the part's
-  /// inputs, then its scalars.
+  /// The pipeline's parameter for an input of part_arguments(desc, part).
+  Halide::Argument parameter(const module_argument& argument) const;
+  /// Arguments of the generated function, in order: the part's inputs (part_arguments), then the
+  /// dropout scalars where it takes them.
   std::vector<Halide::Argument> arguments() const;
   /// Output Funcs, in order: whole: output, [weights]; attention: attention.output; weights: weights;
   /// projection and out_projection: output.
@@ -103,14 +102,6 @@ struct module_algorithm {
 /// need_weights.
 module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false,
                                module_part part = module_part::whole);
-
-/// The parts a module's CPU code runs in: projection, attention, out_projection for f16 and bf16
-/// modules, and weights when the module outputs them.
-std::vector<module_part> cpu_module_parts(const mha_desc& desc);
-
-/// Whether `part`'s function takes the scalars training and seed when the module has dropout: the
-/// parts that weigh the values or output the weights (whole, attention, weights).
-bool takes_dropout_scalars(module_part part);
 
 /// The part's name: projection, attention, out_projection, weights (whole: "whole").
 const char* name_of(module_part part);

@@ -60,6 +60,16 @@ struct mha_args {
 /// Checks `args` against `desc` and the shape contract above; the first problem found is returned.
 status validate(const mha_desc& desc, const mha_args& args);
 
+namespace detail {
+
+/// The arguments of a generated module's typed call, run(query, ..., weights, ..., output, ...):
+/// `tensors` are the views of kernel_arguments(desc) in its order (attngen/module_arguments.hpp),
+/// the weights left out, which `weights` gives.
+mha_args mha_args_of(const mha_desc& desc, const tensor_view* tensors, const mha_weights& weights, bool training,
+                     std::uint64_t seed, const gpu_options& gpu);
+
+}  // namespace detail
+
 /// One tensor of a PyTorch state_dict: its key and its data, dense row-major in the description's
 /// element type (e.g. `module.state_dict()["in_proj_weight"].contiguous().data_ptr()`).
 struct state_dict_tensor {

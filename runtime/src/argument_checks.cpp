@@ -1,0 +1,79 @@
+#include "argument_checks.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace attngen::detail {
+
+namespace {
+
+// A run-time extent (B, Lq, Lk) as the first argument with it gives it, and that argument's name.
+struct run_time_extent {
+  std::int64_t value = 0;
+  const char* from = nullptr;
+};
+
+// The contract's text for messages: "(B, Lq, H, D)"; a captured tensor's fixed extent by its value.
+std::string dims_text(const checked_argument& argument) {
+  std::string text = "(";
+  for (int d = 0; d < argument.rank; ++d) {
+    const argument_dim& dim = argument.dims[d];
+    text += (d ? ", " : "") + (dim.extent > 0 && dim.symbol == "n" ? std::to_string(dim.extent) : std::string(dim.symbol));
+  }
+  return text + ")";
+}
+
+// The dimensions `argument` must have: extents from the description, or from the first argument
+// with the run-time extent, which `argument` is when none came before it.
+std::vector<expected_dim> expected_dims(const checked_argument& argument, run_time_extent (&extents)[3]) {
+  std::vector<expected_dim> dims;
+  for (int d = 0; d < argument.rank; ++d) {
+    const argument_dim& dim = argument.dims[d];
+    if (dim.source == extent_source::description) {
+      dims.push_back({dim.label.data(), dim.extent, "", dim.is_count});
+      continue;
+    }
+    run_time_extent& extent = extents[int(dim.source)];
+    if (extent.from == nullptr && dim.is_run_time_extent()) {
+      extent = {argument.view.rank == argument.rank ? argument.view.shape[d] : 0, argument.name};
+      dims.push_back({dim.label.data(), extent.value});
+    } else {
+      dims.push_back({dim.label.data(), dim.scale * extent.value + dim.offset, extent.from ? extent.from : ""});
+    }
+  }
+  return dims;
+}
+
+}  // namespace
+
+status check_arguments(const std::vector<checked_argument>& arguments) {
+  std::vector<tensor_presence> all;
+  all.reserve(arguments.size());
+  for (const checked_argument& a : arguments) all.push_back({a.name, a.view, a.taken, a.feature});
+  for (const tensor_presence& p : all)
+    if (status s = check_presence(p); !s) return s;
+  if (status s = check_same_device(all.data(), int(all.size())); !s) return s;
+
+  run_time_extent extents[3];
+  for (const checked_argument& a : arguments) {
+    if (!a.taken) continue;
+    if (status s = check_layout(a.name, a.view, a.type, dims_text(a).c_str(), expected_dims(a, extents)); !s) return s;
+    if (a.is_output) {
+      if (status s = check_writable(a.name, a.view); !s) return s;
+      if (status s = check_distinct_elements(a.name, a.view); !s) return s;
+    }
+  }
+
+  // Kernels read inputs while writing outputs: in-place calls would read what they already wrote.
+  for (std::size_t out = 0; out < arguments.size(); ++out) {
+    if (!arguments[out].is_output) continue;
+    for (std::size_t other = 0; other < out; ++other)
+      if (overlap(arguments[out].view, arguments[other].view))
+        return fail(error_code::wrong_shape, arguments[out].name,
+                    std::string("overlaps ") + arguments[other].name + " in memory" +
+                        (arguments[other].is_output ? "" : "; kernels do not run in place"));
+  }
+  return {};
+}
+
+}  // namespace attngen::detail

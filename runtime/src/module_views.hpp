@@ -1,0 +1,40 @@
+#pragma once
+// Where a module call's arguments are in attngen::mha_args: one mapping from the module schema's
+// slots (attngen/module_arguments.hpp) to the struct's members, shared by validation, the typed call
+// and the buffers a kernel is called with.
+
+#include "attngen/module_arguments.hpp"
+#include "attngen/runtime/module_call.hpp"
+
+namespace attngen::detail {
+
+// The view `args` gives for `argument`; null for the buffers between the CPU parts, which are not
+// the call's.
+template <typename Args>  // mha_args, const or not
+auto given_view(Args& args, const module_argument& argument) -> decltype(&args.query) {
+  switch (argument.slot) {
+    case module_slot::query: return &args.query;
+    case module_slot::key: return &args.key;
+    case module_slot::value: return &args.value;
+    case module_slot::q_weight: return &args.weights.q_weight;
+    case module_slot::k_weight: return &args.weights.k_weight;
+    case module_slot::v_weight: return &args.weights.v_weight;
+    case module_slot::q_bias: return &args.weights.q_bias;
+    case module_slot::k_bias: return &args.weights.k_bias;
+    case module_slot::v_bias: return &args.weights.v_bias;
+    case module_slot::bias_k: return &args.weights.bias_k;
+    case module_slot::bias_v: return &args.weights.bias_v;
+    case module_slot::out_weight: return &args.weights.out_weight;
+    case module_slot::out_bias: return &args.weights.out_bias;
+    case module_slot::key_padding_mask: return &args.key_padding_mask;
+    case module_slot::attn_mask: return &args.attn_mask;
+    case module_slot::output: return &args.output;
+    case module_slot::attn_weights: return &args.attn_weights;
+    case module_slot::x: case module_slot::weight: case module_slot::bias: case module_slot::linear_output:
+    case module_slot::projected_q: case module_slot::keys: case module_slot::values:
+    case module_slot::attention_result: break;
+  }
+  return nullptr;
+}
+
+}  // namespace attngen::detail
