@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "attngen/runtime/detail/c_bridge.hpp"
+#include "attention_views.hpp"
 #include "caught_exception.hpp"
 #include "dense_layout.hpp"
+#include "module_views.hpp"
 
 namespace attngen::detail {
 
@@ -93,65 +95,81 @@ status convert(const attngen_gpu_options& from, gpu_options& to) {
   return {};
 }
 
-// The tensors of a call with their names, C and C++ side by side.
-struct tensor_pair {
-  const char* name;
-  const attngen_tensor* from;
-  tensor_view* to;
-};
-
-status convert_all(const std::vector<tensor_pair>& pairs) {
-  for (const tensor_pair& p : pairs)
-    if (status s = convert(*p.from, p.name, *p.to); !s) return s;
-  return {};
+// The C struct's tensor for `argument`: the one mapping from the schemas' slots to the members of
+// attngen_attention_args and attngen_mha_args; null for the captured scalars (values, not tensors).
+template <typename Args>  // attngen_attention_args, const or not
+auto c_tensor(Args& args, const kernel_argument& argument) -> decltype(&args.q) {
+  switch (argument.slot) {
+    case argument_slot::q: return &args.q;
+    case argument_slot::k: return &args.k;
+    case argument_slot::v: return &args.v;
+    case argument_slot::mask: return &args.mask;
+    case argument_slot::key_padding: return &args.key_padding;
+    case argument_slot::capture: return &args.captures[argument.index];
+    case argument_slot::scalars: return nullptr;
+    case argument_slot::output: return &args.output;
+    case argument_slot::lse: return &args.lse;
+  }
+  return nullptr;
 }
 
-std::vector<tensor_pair> weight_pairs(const attngen_mha_weights& from, mha_weights& to) {
-  return {{"weights.q_weight", &from.q_weight, &to.q_weight},  {"weights.k_weight", &from.k_weight, &to.k_weight},
-          {"weights.v_weight", &from.v_weight, &to.v_weight},  {"weights.q_bias", &from.q_bias, &to.q_bias},
-          {"weights.k_bias", &from.k_bias, &to.k_bias},        {"weights.v_bias", &from.v_bias, &to.v_bias},
-          {"weights.bias_k", &from.bias_k, &to.bias_k},        {"weights.bias_v", &from.bias_v, &to.bias_v},
-          {"weights.out_weight", &from.out_weight, &to.out_weight}, {"weights.out_bias", &from.out_bias, &to.out_bias}};
+template <typename Args>  // attngen_mha_args, const or not
+auto c_tensor(Args& args, const module_argument& argument) -> decltype(&args.query) {
+  switch (argument.slot) {
+    case module_slot::query: return &args.query;
+    case module_slot::key: return &args.key;
+    case module_slot::value: return &args.value;
+    case module_slot::q_weight: return &args.weights.q_weight;
+    case module_slot::k_weight: return &args.weights.k_weight;
+    case module_slot::v_weight: return &args.weights.v_weight;
+    case module_slot::q_bias: return &args.weights.q_bias;
+    case module_slot::k_bias: return &args.weights.k_bias;
+    case module_slot::v_bias: return &args.weights.v_bias;
+    case module_slot::bias_k: return &args.weights.bias_k;
+    case module_slot::bias_v: return &args.weights.bias_v;
+    case module_slot::out_weight: return &args.weights.out_weight;
+    case module_slot::out_bias: return &args.weights.out_bias;
+    case module_slot::key_padding_mask: return &args.key_padding_mask;
+    case module_slot::attn_mask: return &args.attn_mask;
+    case module_slot::output: return &args.output;
+    case module_slot::attn_weights: return &args.attn_weights;
+    case module_slot::x: case module_slot::weight: case module_slot::bias: case module_slot::linear_output:
+    case module_slot::projected_q: case module_slot::keys: case module_slot::values:
+    case module_slot::attention_result: break;
+  }
+  return nullptr;
+}
+
+// Converts every tensor slot of `table` from the C struct into the C++ one, in the schema's order
+// (the order validation checks them), naming each as validation does.
+template <typename Table, typename From, typename To>
+status convert_tensors(const Table& table, const From& from, To& to) {
+  for (const auto& argument : table)
+    if (const attngen_tensor* tensor = c_tensor(from, argument))
+      if (status s = convert(*tensor, argument.name.data(), *given_view(to, argument)); !s) return s;
+  return {};
 }
 
 }  // namespace
 
-std::int32_t run_from_c(const attngen_attention_args* args, attngen_error* error, attention_run run) noexcept {
+std::int32_t run_from_c(const attention_desc& desc, const attngen_attention_args* args, attngen_error* error,
+                        attention_run run) noexcept {
   return guarded(error, "converting the C arguments of an attention kernel call", [&]() -> status {
     if (args == nullptr) return status(error_code::null_pointer, "args: null pointer");
     attention_args converted;
-    std::vector<tensor_pair> pairs = {{"q", &args->q, &converted.q},
-                                      {"k", &args->k, &converted.k},
-                                      {"v", &args->v, &converted.v},
-                                      {"mask", &args->mask, &converted.mask},
-                                      {"key_padding", &args->key_padding, &converted.key_padding},
-                                      {"output", &args->output, &converted.output},
-                                      {"lse", &args->lse, &converted.lse}};
-    static constexpr const char* capture_slots[] = {"captures[0]", "captures[1]", "captures[2]", "captures[3]"};
-    for (int n = 0; n < capture_table::max_tensors; ++n)
-      pairs.push_back({capture_slots[n], &args->captures[n], &converted.captures[n]});
-    if (status s = convert_all(pairs); !s) return s;
+    if (status s = convert_tensors(argument_table(desc), *args, converted); !s) return s;
     std::copy(std::begin(args->scalars), std::end(args->scalars), converted.scalars);
     if (status s = convert(args->gpu, converted.gpu); !s) return s;
     return run(converted);
   });
 }
 
-std::int32_t run_from_c(const attngen_mha_args* args, attngen_error* error, module_run run) noexcept {
+std::int32_t run_from_c(const mha_desc& desc, const attngen_mha_args* args, attngen_error* error,
+                        module_run run) noexcept {
   return guarded(error, "converting the C arguments of a module kernel call", [&]() -> status {
     if (args == nullptr) return status(error_code::null_pointer, "args: null pointer");
     mha_args converted;
-    // In the order the C++ validation checks them.
-    std::vector<tensor_pair> pairs = {{"query", &args->query, &converted.query},
-                                      {"key", &args->key, &converted.key},
-                                      {"value", &args->value, &converted.value}};
-    const std::vector<tensor_pair> weights = weight_pairs(args->weights, converted.weights);
-    pairs.insert(pairs.end(), weights.begin(), weights.end());
-    pairs.insert(pairs.end(), {{"key_padding_mask", &args->key_padding_mask, &converted.key_padding_mask},
-                               {"attn_mask", &args->attn_mask, &converted.attn_mask},
-                               {"output", &args->output, &converted.output},
-                               {"attn_weights", &args->attn_weights, &converted.attn_weights}});
-    if (status s = convert_all(pairs); !s) return s;
+    if (status s = convert_tensors(argument_table(desc), *args, converted); !s) return s;
     converted.training = args->training != 0;
     converted.seed = args->seed;
     if (status s = convert(args->gpu, converted.gpu); !s) return s;
@@ -171,12 +189,12 @@ std::int32_t weights_from_state_dict_from_c(const mha_desc& desc, const attngen_
         return status(error_code::null_pointer, "state_dict: tensor " + std::to_string(n) + " has no name");
       converted.push_back({tensors[n].name, tensors[n].data});
     }
-    mha_weights viewed;
-    if (status s = weights_from_state_dict(desc, converted, viewed); !s) return s;
-    *weights = attngen_mha_weights{to_c(viewed.q_weight), to_c(viewed.k_weight), to_c(viewed.v_weight),
-                                   to_c(viewed.q_bias),   to_c(viewed.k_bias),   to_c(viewed.v_bias),
-                                   to_c(viewed.bias_k),   to_c(viewed.bias_v),   to_c(viewed.out_weight),
-                                   to_c(viewed.out_bias)};
+    mha_args viewed;
+    if (status s = weights_from_state_dict(desc, converted, viewed.weights); !s) return s;
+    attngen_mha_args written{};
+    for (const module_argument& argument : argument_table(desc))
+      if (parameter_name(argument) != argument.name) *c_tensor(written, argument) = to_c(*given_view(viewed, argument));
+    *weights = written.weights;
     return {};
   });
 }

@@ -224,7 +224,8 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   const std::string prefix = c_prefix(cpp_namespace, name);
   c << "\n// The C API (" << name << ".h).\nextern \"C\" {\n\n"
     << "int32_t " << prefix << "_run(const " << kind.c_args_type << "* args, attngen_error* error) {\n"
-    << "  return attngen::detail::run_from_c(args, error, &" << qualified << "::run);\n}\n\n";
+    << "  return attngen::detail::run_from_c(" << qualified << "::description, args, error, &" << qualified
+    << "::run);\n}\n\n";
   if (kind.module)
     c << "int32_t " << prefix << "_weights_from_state_dict(const attngen_state_dict_tensor* tensors, size_t count,\n"
       << "                                attngen_mha_weights* weights, attngen_error* error) {\n"
