@@ -1,9 +1,11 @@
 #pragma once
 /// A description's knobs as one table per description type: each knob's text-form key, the DSL
 /// setter that sets it, its type (through the factory that makes the entry) and its default (the
-/// member's value in a default-constructed description). The text form's printer and parser and the
-/// C++ printer (text_format.hpp, module_text_format.hpp) are loops over the table, so a new knob is one
-/// entry there, its member and setter, and its rules in the description's rule list (validation.hpp).
+/// member's value in a default-constructed description). The tables are written with their rules
+/// (attention_knobs.hpp, module_knobs.hpp); the text form's printer and parser and the C++ printer
+/// (text_format.hpp, module_text_format.hpp) are loops over them, and validation (validation.hpp,
+/// module_validation.hpp) checks their rules, so a new knob is one entry with its rules, its member
+/// and its setter.
 
 #include <charconv>
 #include <cstdio>

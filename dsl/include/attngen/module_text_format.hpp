@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "attngen/module.hpp"
+#include "attngen/module_knobs.hpp"
 #include "attngen/module_validation.hpp"
 #include "attngen/text_format.hpp"
 
@@ -55,34 +56,8 @@ constexpr std::string_view scope_of(weights_output) { return "attngen::weights_o
 
 namespace detail {
 
-/// The module description's knobs (knobs.hpp), in the text form's and the C++ form's order. Sizes
-/// that default to others are written only when set, so the text round-trips exactly.
-inline constexpr knob<mha_desc> module_knobs[] = {
-    integer_knob<&mha_desc::embed>("embed_dim", "embed_dim"),
-    integer_knob<&mha_desc::num_heads>("heads", "heads"),
-    integer_knob<&mha_desc::num_kv_heads, &mha_desc::num_kv_heads, written::when_set, written::when_set>("kv_heads",
-                                                                                                      "kv_heads"),
-    integer_knob<&mha_desc::key_dim, &mha_desc::key_dim, written::when_set, written::when_set>("kdim", "kdim"),
-    integer_knob<&mha_desc::value_dim, &mha_desc::value_dim, written::when_set, written::when_set>("vdim", "vdim"),
-    flag_knob<&mha_desc::projection_bias>("bias", "bias"),
-    flag_knob<&mha_desc::bias_kv>("add_bias_kv", "add_bias_kv"),
-    flag_knob<&mha_desc::zero_attn>("add_zero_attn", "add_zero_attn"),
-    flag_knob<&mha_desc::batch_major>("batch_first", "batch_first"),
-    flag_knob<&mha_desc::self_attn>("self_attention", "self_attention"),
-    float_knob<&mha_desc::dropout_p>("dropout", "dropout"),
-    enum_knob<&mha_desc::weights, weights_spellings>("need_weights", "need_weights"),
-    enum_knob<&mha_desc::causal_mode, causal_spellings>("causal", "causal"),
-    enum_knob<&mha_desc::key_padding, mask_kind_spellings>("key_padding_mask", "key_padding_mask"),
-    // One setter takes the mask's kind and its shape: .attn_mask(kind, shape).
-    {"attn_mask", "attn_mask", [](const mha_desc& d) { return format_enum<mask_kind_spellings>(d.mask, false); },
-     [](std::string_view value, mha_desc& d) { return read_enum<mask_kind_spellings>(value, d.mask); },
-     [](const mha_desc& d) -> std::optional<std::string> {
-       return format_enum<mask_kind_spellings>(d.mask, true) + ", " +
-              format_enum<attn_mask_shape_spellings>(d.mask_dims, true);
-     }},
-    enum_knob<&mha_desc::mask_dims, attn_mask_shape_spellings, written::never>("attn_mask_shape", "attn_mask"),
-    enum_knob<&mha_desc::element_type, dtype_spellings>("dtype", "element"),
-};
+/// The module description's knobs (module_knobs.hpp), in the text form's and the C++ form's order.
+inline constexpr knob<mha_desc> module_knobs[] = {ATTNGEN_MODULE_KNOBS(ATTNGEN_KNOB_ENTRY, ATTNGEN_NO_RULE)};
 
 }  // namespace detail
 

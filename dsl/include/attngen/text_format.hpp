@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "attngen/attention.hpp"
+#include "attngen/attention_knobs.hpp"
 #include "attngen/knobs.hpp"
 #include "attngen/modifier_text_format.hpp"
 #include "attngen/validation.hpp"
@@ -100,37 +101,9 @@ constexpr std::string_view scope_of(dtype) { return "attngen::dtype::"; }
 
 namespace detail {
 
-/// The operator description's knobs (knobs.hpp), in the text form's and the C++ form's order.
+/// The operator description's knobs (attention_knobs.hpp), in the text form's and the C++ form's order.
 /// Captures and modifiers follow them in both, in their own syntax (modifier_text_format.hpp).
-inline constexpr knob<attention_desc> attention_knobs[] = {
-    integer_knob<&attention_desc::num_heads>("heads", "heads"),
-    integer_knob<&attention_desc::num_kv_heads, &attention_desc::effective_kv_heads>("kv_heads", "kv_heads"),
-    integer_knob<&attention_desc::qk_head_dim>("head_dim", "head_dim"),
-    integer_knob<&attention_desc::v_dim, &attention_desc::effective_v_head_dim>("v_head_dim", "v_head_dim"),
-    enum_knob<&attention_desc::causal_mode, causal_spellings, written::when_set>("causal", "causal"),
-    enum_knob<&attention_desc::additive_mask_shape, mask_spellings, written::when_set>("additive_mask",
-                                                                                       "additive_mask"),
-    enum_knob<&attention_desc::key_padding, padding_spellings, written::when_set>("key_padding", "key_padding_mask"),
-    // The scale is two members: whether one is given, and which (`default`: 1/sqrt(head_dim)).
-    {"scale", "scale",
-     [](const attention_desc& d) { return d.has_scale ? float_literal(d.scale_value, "%.9g") : "default"; },
-     [](std::string_view value, attention_desc& d) {
-       d.has_scale = value != "default";
-       return !d.has_scale || parse_number(value, d.scale_value);
-     },
-     [](const attention_desc& d) -> std::optional<std::string> {
-       if (!d.has_scale) return std::nullopt;
-       return format_float(d.scale_value, true);
-     }},
-    // A setter without an argument: .return_lse().
-    {"lse", "return_lse", [](const attention_desc& d) { return format_flag(d.lse_output, false); },
-     [](std::string_view value, attention_desc& d) { return read_flag(value, d.lse_output); },
-     [](const attention_desc& d) -> std::optional<std::string> {
-       if (!d.lse_output) return std::nullopt;
-       return std::string();
-     }},
-    enum_knob<&attention_desc::element_type, dtype_spellings>("dtype", "element"),
-};
+inline constexpr knob<attention_desc> attention_knobs[] = {ATTNGEN_ATTENTION_KNOBS(ATTNGEN_KNOB_ENTRY, ATTNGEN_NO_RULE)};
 
 }  // namespace detail
 

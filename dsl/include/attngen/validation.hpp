@@ -1,5 +1,6 @@
 #pragma once
-/// Validation of attention descriptions, at compile time and at run time, from one list of rules.
+/// Validation of attention descriptions, at compile time and at run time, from one list of rules: the
+/// knobs' (attention_knobs.hpp), then the captures' and the modifiers'.
 ///
 /// Compile time:  `attngen::validated<my_desc>()` (the build calls it for every kernel) stops compilation
 ///                with "static assertion failed: attngen: <message>" for the first broken rule.
@@ -8,46 +9,65 @@
 
 #include <string_view>
 
+#include "attngen/arguments.hpp"
 #include "attngen/attention.hpp"
+#include "attngen/attention_knobs.hpp"
 
 namespace attngen {
 
 /// Largest supported head dimension: per-block scratch (key block x head_dim) lives on the stack.
 inline constexpr int max_head_dim = 512;
 
-// Each rule: an identifier, a condition that must hold for a valid description `d`, and the message.
-// Conditions are written so that a broken earlier rule never makes a later one ill-formed (no division
-// by zero), so the first message is always the one that names the cause.
-#define ATTNGEN_DESCRIPTION_RULES(RULE)                                                                   \
-  RULE(heads_given, d.num_heads != attention_desc::unset,                                                \
-       "heads is not set: call .heads(n)")                                                               \
-  RULE(heads_positive, d.num_heads == attention_desc::unset || d.num_heads >= 1,                         \
-       "heads must be at least 1")                                                                       \
-  RULE(kv_heads_positive, d.num_kv_heads == attention_desc::unset || d.num_kv_heads >= 1,                \
-       "kv_heads must be at least 1")                                                                    \
-  RULE(kv_heads_divide_heads,                                                                            \
-       d.num_heads < 1 || d.effective_kv_heads() < 1 || d.num_heads % d.effective_kv_heads() == 0,       \
-       "heads must be a multiple of kv_heads (each kv head serves heads/kv_heads query heads)")          \
-  RULE(head_dim_given, d.qk_head_dim != attention_desc::unset,                                           \
-       "head_dim is not set: call .head_dim(n)")                                                         \
-  RULE(head_dim_in_range,                                                                                \
-       d.qk_head_dim == attention_desc::unset || (d.qk_head_dim >= 1 && d.qk_head_dim <= max_head_dim),  \
-       "head_dim must be between 1 and 512")                                                             \
-  RULE(v_head_dim_in_range,                                                                              \
-       d.v_dim == attention_desc::unset || (d.v_dim >= 1 && d.v_dim <= max_head_dim),                    \
-       "v_head_dim must be between 1 and 512")                                                           \
-  RULE(scale_finite,                                                                                     \
-       !d.has_scale || (d.scale_value == d.scale_value && d.scale_value <= 3.4e38f &&                    \
-                        d.scale_value >= -3.4e38f),                                                      \
-       "scale must be a finite number")                                                                  \
-  RULE(element_type_is_float,                                                                            \
-       d.element_type == dtype::f32 || d.element_type == dtype::f16 || d.element_type == dtype::bf16,     \
-       "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)")      \
+namespace detail {
+
+/// Names the generated typed call gives its own parameters and locals besides the schema's
+/// arguments (codegen's wrapper: `run(q, ..., gpu)`, its body's `tensors` and `scalars`, the
+/// struct's `description`).
+inline constexpr std::string_view typed_call_names[] = {"gpu", "tensors", "scalars", "description"};
+
+inline constexpr std::string_view cpp_keywords[] = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+    "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+    "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+
+/// Whether `name` can name a parameter of the generated typed call beside the schema's arguments.
+constexpr bool free_for_typed_call(std::string_view name) {
+  for (const kernel_argument& a : argument_table(attention_desc{}))
+    if (a.slot != argument_slot::capture && a.name == name) return false;
+  for (std::string_view taken : typed_call_names)
+    if (taken == name) return false;
+  for (std::string_view keyword : cpp_keywords)
+    if (keyword == name) return false;
+  return true;
+}
+
+constexpr bool capture_names_free(const capture_table& c) {
+  for (int n = 0; n < c.tensor_count; ++n)
+    if (!free_for_typed_call(c.tensors[n].name.view())) return false;
+  for (int n = 0; n < c.scalar_count; ++n)
+    if (!free_for_typed_call(c.scalars[n].view())) return false;
+  return true;
+}
+
+}  // namespace detail
+
+// The description's rules past its knobs' (attention_knobs.hpp): the captures' and the modifiers'.
+// Each: an identifier, a condition that must hold for a valid description `d`, and the message.
+#define ATTNGEN_CAPTURE_AND_MODIFIER_RULES(RULE)                                                         \
   RULE(modifiers_fit, !d.score_modifier.overflow && !d.mask_modifier.overflow,                           \
        "a modifier expression has more than 40 nodes")                                                   \
   RULE(captures_fit, !d.captures.overflow, "at most 4 tensors and 4 scalars can be captured")            \
   RULE(capture_names_valid, detail::capture_names_valid(d.captures),                                     \
        "captured tensors and scalars need distinct names: identifiers of at most 15 characters")         \
+  RULE(capture_names_free, detail::capture_names_free(d.captures),                                       \
+       "a captured tensor or scalar cannot be named q, k, v, mask, key_padding, output, lse, gpu, tensors, "   \
+       "scalars, description or a C++ keyword: the generated typed call has parameters of those names")      \
   RULE(capture_extents_valid, detail::capture_extents_valid(d.captures),                                 \
        "a captured tensor's fixed extent must be at least 1")                                            \
   RULE(modifier_integers_exact,                                                                          \
@@ -64,6 +84,10 @@ inline constexpr int max_head_dim = 512;
        detail::reads_tensors_at_their_rank(d.score_modifier, d.captures) &&                              \
            detail::reads_tensors_at_their_rank(d.mask_modifier, d.captures),                             \
        "a captured tensor is read with a different number of indices than its declared dimensions")
+
+/// Every rule of an operator description, in the order they are checked.
+#define ATTNGEN_DESCRIPTION_RULES(RULE) \
+  ATTNGEN_ATTENTION_KNOBS(ATTNGEN_NO_KNOB, RULE) ATTNGEN_CAPTURE_AND_MODIFIER_RULES(RULE)
 
 // Defines, for the description type TYPE and its rule list RULES: detail::rule_<id>(d) per rule;
 // first_problem(d), the message of the first rule `d` breaks or an empty view when it is valid;

@@ -1,0 +1,68 @@
+#pragma once
+/// The operator description's knobs, each with the rules its value must satisfy: one table from which
+/// the text form's printer and parser and the C++ printer (text_format.hpp, as knob entries of
+/// knobs.hpp) and the description's validation at compile time and at run time (validation.hpp) are
+/// produced. A new knob is one KNOB line, its RULE lines, its member and its setter.
+///
+///     KNOB(entry)                     a knob<attention_desc> (knobs.hpp), in the text form's order
+///     RULE(id, condition, message)    a condition on `d` that a valid description satisfies, checked
+///                                     in table order (then the capture and modifier rules)
+///
+/// A rule may read knobs before its own (kv_heads' reads heads); conditions never divide by zero
+/// when an earlier rule is broken, so the first message names the cause.
+
+#define ATTNGEN_ATTENTION_KNOBS(KNOB, RULE)                                                                     \
+  KNOB(integer_knob<&attention_desc::num_heads>("heads", "heads"))                                              \
+  RULE(heads_given, d.num_heads != attention_desc::unset, "heads is not set: call .heads(n)")                  \
+  RULE(heads_positive, d.num_heads == attention_desc::unset || d.num_heads >= 1, "heads must be at least 1")   \
+  KNOB(integer_knob<&attention_desc::num_kv_heads, &attention_desc::effective_kv_heads>("kv_heads", "kv_heads")) \
+  RULE(kv_heads_positive, d.num_kv_heads == attention_desc::unset || d.num_kv_heads >= 1,                      \
+       "kv_heads must be at least 1")                                                                          \
+  RULE(kv_heads_divide_heads,                                                                                  \
+       d.num_heads < 1 || d.effective_kv_heads() < 1 || d.num_heads % d.effective_kv_heads() == 0,             \
+       "heads must be a multiple of kv_heads (each kv head serves heads/kv_heads query heads)")                \
+  KNOB(integer_knob<&attention_desc::qk_head_dim>("head_dim", "head_dim"))                                      \
+  RULE(head_dim_given, d.qk_head_dim != attention_desc::unset, "head_dim is not set: call .head_dim(n)")       \
+  RULE(head_dim_in_range,                                                                                      \
+       d.qk_head_dim == attention_desc::unset || (d.qk_head_dim >= 1 && d.qk_head_dim <= max_head_dim),        \
+       "head_dim must be between 1 and 512")                                                                   \
+  KNOB(integer_knob<&attention_desc::v_dim, &attention_desc::effective_v_head_dim>("v_head_dim", "v_head_dim")) \
+  RULE(v_head_dim_in_range, d.v_dim == attention_desc::unset || (d.v_dim >= 1 && d.v_dim <= max_head_dim),     \
+       "v_head_dim must be between 1 and 512")                                                                 \
+  KNOB(enum_knob<&attention_desc::causal_mode, causal_spellings, written::when_set>("causal", "causal"))        \
+  KNOB(enum_knob<&attention_desc::additive_mask_shape, mask_spellings, written::when_set>("additive_mask",      \
+                                                                                          "additive_mask"))     \
+  KNOB(enum_knob<&attention_desc::key_padding, padding_spellings, written::when_set>("key_padding",             \
+                                                                                     "key_padding_mask"))       \
+  /* The scale is two members: whether one is given, and which (`default`: 1/sqrt(head_dim)). */               \
+  KNOB(knob<attention_desc>{                                                                                   \
+      "scale", "scale",                                                                                        \
+      [](const attention_desc& d) { return d.has_scale ? float_literal(d.scale_value, "%.9g") : "default"; },  \
+      [](std::string_view value, attention_desc& d) {                                                          \
+        d.has_scale = value != "default";                                                                      \
+        return !d.has_scale || parse_number(value, d.scale_value);                                             \
+      },                                                                                                       \
+      [](const attention_desc& d) -> std::optional<std::string> {                                              \
+        if (!d.has_scale) return std::nullopt;                                                                 \
+        return format_float(d.scale_value, true);                                                              \
+      }})                                                                                                      \
+  RULE(scale_finite,                                                                                           \
+       !d.has_scale || (d.scale_value == d.scale_value && d.scale_value <= 3.4e38f && d.scale_value >= -3.4e38f), \
+       "scale must be a finite number")                                                                        \
+  /* A setter without an argument: .return_lse(). */                                                           \
+  KNOB(knob<attention_desc>{"lse", "return_lse",                                                               \
+                            [](const attention_desc& d) { return format_flag(d.lse_output, false); },          \
+                            [](std::string_view value, attention_desc& d) { return read_flag(value, d.lse_output); }, \
+                            [](const attention_desc& d) -> std::optional<std::string> {                        \
+                              if (!d.lse_output) return std::nullopt;                                          \
+                              return std::string();                                                            \
+                            }})                                                                                \
+  KNOB(enum_knob<&attention_desc::element_type, dtype_spellings>("dtype", "element"))                           \
+  RULE(element_type_is_float,                                                                                  \
+       d.element_type == dtype::f32 || d.element_type == dtype::f16 || d.element_type == dtype::bf16,          \
+       "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)")
+
+/// Expansions of a knob table: its entries (KNOB) alone, or its rules (RULE) alone.
+#define ATTNGEN_KNOB_ENTRY(...) __VA_ARGS__,
+#define ATTNGEN_NO_KNOB(...)
+#define ATTNGEN_NO_RULE(id, condition, message)
