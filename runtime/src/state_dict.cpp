@@ -14,8 +14,9 @@ tensor_view slice(const void* data, dtype type, std::int64_t offset, std::initia
 
 }  // namespace
 
-status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_tensor> tensors, mha_weights& weights) {
-  weights = {};
+status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_tensor> tensors, mha_weights& result) {
+  // Built here and given to `result` only on success: an error writes nothing.
+  mha_weights weights;
   const std::int64_t E = desc.embed, KVE = desc.kv_embed(), kdim = desc.effective_kdim(), vdim = desc.effective_vdim();
   const bool packed = kdim == E && vdim == E;
   const dtype type = desc.element_type;
@@ -70,6 +71,7 @@ status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_
     weights.bias_k = slice(tensor("bias_k"), type, 0, {KVE});
     weights.bias_v = slice(tensor("bias_v"), type, 0, {KVE});
   }
+  result = weights;
   return {};
 }
 

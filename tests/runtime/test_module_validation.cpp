@@ -177,6 +177,16 @@ void check_encoder_weights(const mha_weights& w, const float* in_proj_weight, co
 
 }  // namespace
 
+TEST_CASE("module: weights_from_state_dict leaves the weights as they were when it fails", "[runtime][validation]") {
+  const float data[1] = {};
+  mha_weights weights;
+  weights.out_bias = make_tensor(data, {1});
+  const state_dict_tensor missing[] = {{"in_proj_weight", data}, {"in_proj_bias", data}, {"out_proj.weight", data}};
+  REQUIRE(!weights_from_state_dict(aot_module_encoder::description, missing, weights).ok());
+  CHECK(weights.out_bias.data == data);
+  CHECK(weights.q_weight.empty());
+}
+
 TEST_CASE("module: weights_from_state_dict takes a std::array, a std::vector or a C array of tensors",
           "[runtime][validation]") {
   constexpr auto desc = aot_module_encoder::description;

@@ -82,7 +82,8 @@ struct state_dict_tensor {
 /// `k_proj_weight`, `v_proj_weight`; `in_proj_bias` (E + 2 KVE) and `out_proj.bias` with bias;
 /// `bias_k`, `bias_v` (1, 1, KVE) with add_bias_kv; `out_proj.weight`. With kv heads (not in PyTorch)
 /// the same keys hold KVE rows for k and v: `in_proj_weight` is (E + 2 KVE, E). The packed tensors
-/// are viewed in place, not copied. A missing, unknown or repeated key is an error that names it.
+/// are viewed in place, not copied. A missing, unknown or repeated key is an error that names it;
+/// `weights` is then left as it was.
 /// `tensors` is any contiguous range of them: a std::vector, a std::array or a C array, e.g.
 /// `const state_dict_tensor state[] = {{"in_proj_weight", w}, ...}; weights_from_state_dict(desc, state, weights)`.
 status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_tensor> tensors, mha_weights& weights);

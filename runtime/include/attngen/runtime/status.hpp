@@ -7,7 +7,7 @@
 /// errors raised inside a kernel by the Halide runtime are captured into the status of that call,
 /// and running out of host memory during a call is error_code::kernel_failed with a message saying
 /// so ("out of memory while running the attention kernel"). The other functions (validate,
-/// weights_from_state_dict, device_tensor) throw nothing but std::bad_alloc, when the host is out of
+/// weights_from_state_dict, from_dlpack, device_tensor) throw nothing but std::bad_alloc, when the host is out of
 /// memory. When a status is not ok, no output was written. The C API (attngen/c_api.h) reports the
 /// same codes, with the same values, and the same messages.
 
