@@ -1,6 +1,6 @@
 #pragma once
 // Emits a score or mask modifier's expression graph as arith/math/tensor operations inside a
-// linalg.generic body, the way codegen/src/modifiers.cpp lowers it to Halide: one function per node
+// linalg.generic body, the way codegen/src/operator/modifiers.cpp lowers it to Halide: one function per node
 // kind, with Halide's semantics (integer division rounds down, x / 0 is 0; tensor indices clamped).
 
 #include <string>

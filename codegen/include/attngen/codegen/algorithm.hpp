@@ -165,7 +165,8 @@ struct attention_algorithm {
   block_funcs blocks;
   /// The first key block's, computed where the state starts; defined only if the state starts from it.
   block_funcs first_block;
-  /// tiles.queries_per_tile, in a form Halide cannot prove constant (see define_attention).
+  /// tiles.queries_per_tile, in a form Halide cannot prove constant (see algorithm_reading in
+  /// codegen/src/operator/algorithm.cpp).
   Halide::Expr tile_queries_unproven;
   /// (kb, it, g, b): what the mask modifier shows of key block kb to the rows of tile `it`, as
   /// visibility bits (some_key_visible | some_key_hidden); defined only with a mask modifier. Blocks

@@ -1,5 +1,5 @@
 #pragma once
-/// The tilings each description is generated with (see attngen/runtime/variants.hpp for the rule that
+/// The tilings each description is generated with (see attngen/runtime/detail/variants.hpp for the rule that
 /// picks one per call).
 
 #include <vector>

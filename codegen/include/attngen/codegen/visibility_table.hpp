@@ -8,7 +8,7 @@
 /// On CPUs the table is a part of the kernel of its own (<name>_halide_visibility), run before the
 /// variant: it evaluates the mask once per call on the finest tiles and blocks of the kernel's
 /// targets (every target's are whole multiples of them), and the runtime ors that table into one
-/// slice per target on the target's own tiles (attngen/runtime/visibility_slices.hpp), so the variant
+/// slice per target on the target's own tiles (attngen/runtime/detail/visibility_slices.hpp), so the variant
 /// reads one entry per block whichever target runs. Generated once per target rather than inside
 /// each variant, it saves about 0.25 s of generation per target with four variants. GPU kernels
 /// compute the table on their own tiles.
@@ -79,7 +79,7 @@ struct visibility_table_algorithm {
 
 /// One variant's visibility table in a kernel: the finest of its tiles over the CPU targets, on which
 /// the part computes the table, and each target's tiles in units of them, which the runtime's slices
-/// take (attngen/runtime/visibility_slices.hpp).
+/// take (attngen/runtime/detail/visibility_slices.hpp).
 struct visibility_layout {
   visibility_grid finest;
   std::vector<detail::visibility_ratio> ratios;  ///< one per target, in the kernel's order
