@@ -231,9 +231,14 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       << "                                attngen_mha_weights* weights, attngen_error* error) {\n"
       << "  return attngen::detail::weights_from_state_dict_from_c(" << qualified
       << "::description, tensors, count, weights, error);\n}\n\n";
+  // No exception may reach a C caller: out of memory, the record says so.
   c << "const char* " << prefix << "_record(void) {\n"
-    << "  static const std::string record = attngen::kernel_record<" << qualified << ">();\n"
-    << "  return record.c_str();\n}\n\n}  // extern \"C\"\n";
+    << "  try {\n"
+    << "    static const std::string record = attngen::kernel_record<" << qualified << ">();\n"
+    << "    return record.c_str();\n"
+    << "  } catch (...) {\n"
+    << "    return \"attngen: out of memory while writing the kernel record\";\n"
+    << "  }\n}\n\n}  // extern \"C\"\n";
   return {h.str(), c.str(), emit_c_header(kind, prefix, name, targets)};
 }
 
