@@ -1,15 +1,11 @@
 #include "cases.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
-#include "bench_document_mask.hpp"
-#include "bench_gqa.hpp"
-#include "bench_gqa_bf16.hpp"
-#include "bench_gqa_causal.hpp"
-#include "bench_long_causal.hpp"
-#include "bench_mha_causal.hpp"
-#include "bench_mha_small.hpp"
-#include "bench_sliding_window.hpp"
+#include "compiled_kernels.hpp"
+#include "support/configurations.hpp"
 
 namespace attngen::bench {
 
@@ -50,20 +46,29 @@ std::vector<std::int32_t> bench_case::document_ids() const {
 }
 
 const std::vector<bench_case>& all_cases() {
-  // Decode rotates 4 K/V caches of 32 MiB each, more than the 32 MiB L3, so K/V come from DRAM.
-  static const std::vector<bench_case> cases = {
-      {"prefill_gqa_causal", bench_gqa_causal::description, &bench_gqa_causal::run, 1, 1024, 1024},
-      {"prefill_gqa", bench_gqa::description, &bench_gqa::run, 1, 2048, 2048},
-      {"prefill_gqa_bf16", bench_gqa_bf16::description, &bench_gqa_bf16::run, 1, 2048, 2048},
-      {"mha_small", bench_mha_small::description, &bench_mha_small::run, 16, 10, 10},
-      {"decode_gqa", bench_gqa::description, &bench_gqa::run, 1, 1, 4096, 4},
-      {"prefill_mha_causal", bench_mha_causal::description, &bench_mha_causal::run, 4, 512, 512},
-      {"long_causal", bench_long_causal::description, &bench_long_causal::run, 1, 16384, 16384},
-      {"sliding_window_16k", bench_sliding_window::description, &bench_sliding_window::run, 1, 16384, 16384, 1, 0,
-       false, 1024},
-      {"document_mask_16k", bench_document_mask::description, &bench_document_mask::run, 1, 16384, 16384, 1, 8,
-       false},
-  };
+  static const std::vector<bench_case> cases = [] {
+    std::vector<bench_case> all;
+    for (const testing::operator_configuration& c : testing::operator_configurations)
+      for (const testing::bench_case_sizes& b : c.bench) {
+        const testing::compiled_kernel* kernel = testing::find_kernel(testing::compiled_kernels, c.name);
+        if (kernel == nullptr) {
+          std::fprintf(stderr, "attngen-bench: bench/CMakeLists.txt generates no kernel bench_%.*s\n",
+                       int(c.name.size()), c.name.data());
+          std::exit(1);
+        }
+        all.push_back({.name = std::string(b.case_name),
+                       .desc = c.desc,
+                       .run = kernel->run_operator,
+                       .batch = b.sizes.batch,
+                       .query_length = b.sizes.query_length,
+                       .key_length = b.sizes.key_length,
+                       .rotated_caches = b.rotated_caches,
+                       .documents = b.documents,
+                       .peers_compute_it = !c.desc.has_score_mod() && !c.desc.has_mask_mod(),
+                       .window = b.window});
+      }
+    return all;
+  }();
   return cases;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-/// The benchmark's named cases: shapes, and the generated kernel that runs each.
+/// The benchmark's named cases: the configurations of the test registry
+/// (tests/support/configurations.hpp) with bench sizes, and the generated kernel that runs each.
 
 #include <cstdint>
 #include <string>
@@ -37,7 +38,7 @@ struct bench_case {
   std::vector<std::int32_t> document_ids() const;
 };
 
-/// All cases, in the order the table prints them.
+/// All cases, in the order the table prints them: the registry's.
 const std::vector<bench_case>& all_cases();
 
 }  // namespace attngen::bench

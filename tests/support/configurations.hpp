@@ -1,0 +1,695 @@
+#pragma once
+/// The test configurations: one table of named descriptions and, for each backend, the sizes it checks
+/// the description at. Every backend's suite iterates it instead of a list of its own:
+///
+///   jit     codegen: tests (tests/codegen/test_jit_configurations.cpp): every kernel variant, compiled
+///           through Halide's JIT, against the float64 reference at every (batch, Lq, Lk) of a matrix;
+///   aot     kernels: tests (tests/kernels/test_aot_kernels.cpp, test_aot_module.cpp): the kernel
+///           tests/CMakeLists.txt generates with attngen_add_kernel, called through the runtime;
+///   gpu     gpu: tests (tests/gpu/): the kernel generated with CUDA and OpenCL targets, on each API's
+///           device, with host tensors copied in and out or with tensors on the device;
+///   mlir    mlir: tests (tests/mlir/test_mlir_export.cpp): the MLIR export, lowered and run, against
+///           the float64 reference and the Halide kernel;
+///   bench   attngen-bench's cases (bench/cases.cpp): model shapes, timed by scripts/bench.
+///
+/// A backend whose field is empty does not run the configuration; cannot_run says why a backend
+/// cannot run a description at all. Adding a configuration is adding one entry (and, for aot, gpu and
+/// bench, its name to the kernel list in tests/CMakeLists.txt or bench/CMakeLists.txt, since those
+/// kernels are generated at build time).
+///
+/// This header is also the DESCRIPTION of those kernels: attngen_add_kernel's VARIABLE is
+/// `attngen::testing::description_of<"name">()`. It includes nothing but the DSL and example 03's
+/// description.
+
+#include <cstddef>
+#include <initializer_list>
+#include <string_view>
+
+#include "../../examples/03_custom_modifier/kernels.hpp"
+#include "attngen/attngen.hpp"
+
+namespace attngen::testing {
+
+/// At most `Capacity` values, written as a braced list in a constant expression.
+template <typename T, int Capacity>
+struct short_list {
+  T items[Capacity]{};
+  int count = 0;
+
+  constexpr short_list() = default;
+  constexpr short_list(std::initializer_list<T> values) {
+    for (const T& value : values) {
+      if (count == Capacity) throw "short_list: more values than its capacity";
+      items[count++] = value;
+    }
+  }
+  constexpr const T* begin() const { return items; }
+  constexpr const T* end() const { return items + count; }
+  constexpr bool empty() const { return count == 0; }
+  constexpr int size() const { return count; }
+};
+
+/// One call's sizes.
+struct shape {
+  int batch = 0, query_length = 0, key_length = 0;
+};
+
+/// Every (batch, Lq, Lk) with Lq and Lk from `lengths` (all pairs, Lq != Lk included) and batch from
+/// `batches`, on one Halide target: empty is the best this CPU runs; `finer_target` is another target
+/// of the same fat library, whose finer tiles give the visibility table's finest grid.
+struct length_matrix {
+  short_list<int, 6> lengths;
+  short_list<int, 3> batches;
+  std::string_view target;
+  std::string_view finer_target;
+};
+
+/// Where a GPU call's tensors are: on the host, copied to the device by the runtime, or on the device.
+enum class placement { host_tensors_copied, device_tensors };
+
+struct gpu_call {
+  shape sizes;
+  placement where = placement::device_tensors;
+};
+
+/// One of attngen-bench's timed cases: a model's shape.
+struct bench_case_sizes {
+  std::string_view case_name;  ///< the name `attngen-bench --case` takes
+  shape sizes;
+  int rotated_caches = 1;  ///< K/V caches cycled between timed calls, so they come from DRAM (decode)
+  int documents = 0;       ///< with a document mask: this many equal documents per sequence
+  int window = 0;          ///< with a sliding window: the keys left of the diagonal a query sees
+};
+
+enum class backend { jit, aot, opencl, cuda, mlir, bench };
+
+/// An operator (attngen::attention()) configuration.
+struct operator_configuration {
+  std::string_view name;   ///< an identifier: test names, and the kernels <prefix>_<name> in CMake
+  std::string_view about;  ///< what it covers, for test names
+  std::string_view tags;   ///< Catch2 tags of its tests, besides the suite's own
+  attention_desc desc;
+  short_list<length_matrix, 2> jit;
+  short_list<shape, 3> aot;
+  short_list<gpu_call, 4> gpu;
+  short_list<shape, 4> mlir;
+  short_list<bench_case_sizes, 2> bench;
+};
+
+/// A module (attngen::multihead_attention()) configuration, checked against PyTorch's
+/// nn.MultiheadAttention in float64.
+struct module_configuration {
+  std::string_view name;
+  std::string_view about;
+  mha_desc desc;
+  short_list<shape, 3> aot;
+  short_list<gpu_call, 4> gpu;
+};
+
+/// Why backend `b` cannot run `d` at all, or empty when it can.
+constexpr std::string_view cannot_run(backend b, const attention_desc& d) {
+  if (b == backend::opencl && d.element_type == dtype::f16) return "OpenCL f16 needs cl_khr_fp16, which PoCL lacks";
+  return {};
+}
+constexpr std::string_view cannot_run(backend b, const mha_desc& d) {
+  if (b == backend::mlir) return "the MLIR export has no module level";
+  if (b == backend::bench) return "attngen-bench times operator kernels";
+  if (b == backend::opencl && d.element_type == dtype::f16) return "OpenCL f16 needs cl_khr_fp16, which PoCL lacks";
+  return {};
+}
+
+/// The awkward lengths most configurations are checked at through the JIT: 1, a prime below a
+/// vector, one above, a prime far from any tile size, and a multiple of every tile.
+inline constexpr short_list<int, 6> awkward_lengths = {1, 7, 17, 113, 512};
+
+/// The MLIR export's calls: decoding, Lq < Lk, and Lq > Lk (fully masked rows under bottom-right
+/// causality). Its lowering is plain loops: small sizes.
+inline constexpr short_list<shape, 4> mlir_shapes = {{1, 1, 1}, {2, 1, 19}, {2, 7, 17}, {1, 17, 7}};
+
+inline constexpr const char* avx2_target = "x86-64-linux-avx2-fma-f16c";
+inline constexpr const char* baseline_target = "x86-64-linux";
+
+namespace configuration_parts {
+using namespace attngen::mod;
+inline constexpr auto mha = attention().heads(4).head_dim(64);
+inline constexpr auto gqa = attention().heads(4).kv_heads(2).head_dim(64);
+inline constexpr auto llama_gqa = attention().heads(32).kv_heads(8).head_dim(128);
+inline constexpr auto long_causal = attention().heads(8).kv_heads(8).head_dim(128).causal(top_left);
+inline constexpr auto document = tensor<capture_type::i32>("document", dim::batch, dim::key_length);
+inline constexpr auto prefix = tensor<capture_type::i32>("prefix", dim::batch);
+inline constexpr auto bucket = tensor<capture_type::i32>("bucket", dim::batch, dim::key_length);
+inline constexpr auto bias_table = tensor<capture_type::f32>("bias_table", dim::heads, dim::fixed(9));
+inline constexpr auto bias_table_17 = tensor<capture_type::f32>("bias_table", dim::heads, dim::fixed(17));
+inline constexpr auto cap = scalar("cap");
+}  // namespace configuration_parts
+
+namespace detail {
+using namespace configuration_parts;
+using enum placement;
+
+// Decoding's kernels cut the key range into splits of 512 keys merged at the end (flash-decoding):
+// 257 and 769 keys end in a partial split, and causal and padded keys leave whole splits masked.
+inline constexpr operator_configuration operator_table[] = {
+    // Model shapes: Llama-style GQA, through every backend but MLIR, and the benchmark's shapes.
+    {.name = "gqa_causal",
+     .about = "GQA H32 KVH8 D128, causal top-left",
+     .tags = "[causal]",
+     .desc = llama_gqa.causal(top_left),
+     .jit = {{.lengths = {1, 113, 512}, .batches = {1}}},
+     .aot = {{1, 113, 113}, {3, 17, 7}, {1, 1, 512}},
+     .gpu = {{{1, 33, 33}, host_tensors_copied},
+             {{2, 17, 40}, host_tensors_copied},
+             {{1, 1, 70}, host_tensors_copied},
+             {{1, 45, 45}, device_tensors}},
+     .bench = {{"prefill_gqa_causal", {1, 1024, 1024}}}},
+    {.name = "gqa",
+     .about = "GQA H32 KVH8 D128",
+     .desc = llama_gqa,
+     .jit = {{.lengths = {1, 7, 113, 512}, .batches = {1}}},
+     .bench = {{"prefill_gqa", {1, 2048, 2048}}, {"decode_gqa", {1, 1, 4096}, 4}}},
+    {.name = "gqa_bf16",
+     .about = "bf16 GQA H32 KVH8 D128",
+     .tags = "[dtype]",
+     .desc = llama_gqa.element(dtype::bf16),
+     .jit = {{.lengths = {1, 113}, .batches = {1}, .target = avx2_target}},
+     .bench = {{"prefill_gqa_bf16", {1, 2048, 2048}}}},
+    {.name = "mha_small",
+     .about = "MHA H8 D64, short sequences",
+     .desc = attention().heads(8).head_dim(64),
+     .bench = {{"mha_small", {16, 10, 10}}}},
+    {.name = "mha_causal",
+     .about = "MHA H16 D64, causal top-left",
+     .desc = attention().heads(16).head_dim(64).causal(top_left),
+     .bench = {{"prefill_mha_causal", {4, 512, 512}}}},
+    {.name = "long_causal",
+     .about = "MHA H8 D128, causal top-left, long sequences",
+     .desc = long_causal,
+     .bench = {{"long_causal", {1, 16384, 16384}}}},
+    {.name = "long_sliding_window",
+     .about = "long_causal with a left window of 1024 keys: block sparsity makes it cost L x window",
+     .desc = long_causal.mask_mod(sliding_window(1024, 0)),
+     .bench = {{"sliding_window_16k", {1, 16384, 16384}, 1, 0, 1024}}},
+    {.name = "long_document_mask",
+     .about = "long_causal over packed documents, their ids a run-time (B, Lk) tensor",
+     .desc = long_causal.capture(document).mask_mod(document_mask(document)),
+     .bench = {{"document_mask_16k", {1, 16384, 16384}, 1, 8}}},
+
+    // Heads and head dims.
+    {.name = "mha",
+     .about = "MHA H4 D64",
+     .desc = mha,
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "mha_d32",
+     .about = "MHA H4 D32",
+     .desc = attention().heads(4).head_dim(32),
+     .mlir = mlir_shapes},
+    {.name = "mqa",
+     .about = "MQA H4 KVH1 D64",
+     .desc = attention().heads(4).kv_heads(1).head_dim(64),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "mqa_h32_d32",
+     .about = "MQA H32 KVH1 D32: 32-row tiles, block scratch on the heap",
+     .desc = attention().heads(32).kv_heads(1).head_dim(32),
+     .jit = {{.lengths = {1, 3, 530}, .batches = {1}}}},
+    {.name = "mqa_scale",
+     .about = "MQA H4 KVH1 D64 with explicit scale 0.5",
+     .desc = attention().heads(4).kv_heads(1).head_dim(64).scale(0.5f),
+     .mlir = mlir_shapes},
+    {.name = "gqa_groups_of_3_causal",
+     .about = "GQA H6 KVH2 D64 (groups of 3), causal bottom-right",
+     .tags = "[causal]",
+     .desc = attention().heads(6).kv_heads(2).head_dim(64).causal(bottom_right),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "gqa_groups_of_3_causal_lse",
+     .about = "GQA H6 KVH2 D32 (groups of 3), causal top-left, LSE",
+     .tags = "[causal][lse]",
+     .desc = attention().heads(6).kv_heads(2).head_dim(32).causal(top_left).return_lse(),
+     .mlir = mlir_shapes},
+    {.name = "v_head_dim_32",
+     .about = "GQA H4 KVH2, v_head_dim 32 unlike head_dim 64",
+     .tags = "[dims]",
+     .desc = gqa.v_head_dim(32),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "head_dim_128_v_64",
+     .about = "GQA H4 KVH2, head_dim 128, v_head_dim 64",
+     .tags = "[dims]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(128).v_head_dim(64),
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+    {.name = "head_dims_80_24",
+     .about = "GQA H4 KVH2, head dims 80/24 (not powers of two), causal top-left",
+     .tags = "[dims]",
+     .desc = gqa.head_dim(80).v_head_dim(24).causal(top_left),
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+    {.name = "scale",
+     .about = "MHA H4 D64 with explicit scale 0.5",
+     .desc = mha.scale(0.5f),
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+    {.name = "tiny_heads_causal",
+     .about = "MQA H3 KVH1, head dims 5/3 (no power of two), causal top-left",
+     .tags = "[dims][causal]",
+     .desc = attention().heads(3).kv_heads(1).head_dim(5).v_head_dim(3).causal(top_left),
+     .gpu = {{{2, 19, 19}, device_tensors}, {{1, 5, 12}, host_tensors_copied}}},
+    {.name = "awkward_dims",
+     .about = "GQA H6 KVH3, head dims 24/40 (Dv wider than D, filling no warp), mask (H, Lq, Lk), keep-polarity "
+              "padding",
+     .tags = "[dims][mask]",
+     .desc = attention()
+                 .heads(6)
+                 .kv_heads(3)
+                 .head_dim(24)
+                 .v_head_dim(40)
+                 .additive_mask(mask_shape::h_lq_lk)
+                 .key_padding_mask(true_means_keep),
+     .gpu = {{{2, 9, 23}, device_tensors}, {{1, 31, 5}, host_tensors_copied}}},
+
+    // Causality.
+    {.name = "causal_top_left",
+     .about = "GQA H4 KVH2 D64, causal top-left",
+     .tags = "[causal]",
+     .desc = gqa.causal(top_left),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "causal_bottom_right",
+     .about = "GQA H4 KVH2 D64, causal bottom-right: fully masked rows when Lk < Lq",
+     .tags = "[causal]",
+     .desc = gqa.causal(bottom_right),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "lse_causal_bottom_right",
+     .about = "GQA H4 KVH2 D64, causal bottom-right, LSE: -inf for fully masked rows",
+     .tags = "[causal][lse]",
+     .desc = gqa.causal(bottom_right).return_lse(),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .mlir = mlir_shapes},
+    {.name = "decoding_uneven_splits",
+     .about = "GQA H4 KVH2 D64, causal bottom-right, key padding, LSE: decoding merges key splits that end unevenly",
+     .tags = "[splits]",
+     .desc = gqa.causal(bottom_right).key_padding_mask(true_means_ignore).return_lse(),
+     .jit = {{.lengths = {1, 3, 257, 769}, .batches = {1, 2}}}},
+    {.name = "decoding_masked_splits",
+     .about = "MHA H4 D64, causal top-left, LSE: decoding merges key splits when causality hides all but the first",
+     .tags = "[splits]",
+     .desc = mha.causal(top_left).return_lse(),
+     .jit = {{.lengths = {1, 2, 769}, .batches = {1}}}},
+
+    // Additive masks and key padding.
+    {.name = "mask_lq_lk",
+     .about = "GQA H4 KVH2 D64, additive mask (Lq, Lk)",
+     .tags = "[mask]",
+     .desc = gqa.additive_mask(mask_shape::lq_lk),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .mlir = mlir_shapes},
+    {.name = "mask_h_lq_lk",
+     .about = "GQA H4 KVH2 D64, additive mask (H, Lq, Lk)",
+     .tags = "[mask]",
+     .desc = gqa.additive_mask(mask_shape::h_lq_lk),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .mlir = mlir_shapes},
+    {.name = "mask_b_h_lq_lk",
+     .about = "GQA H4 KVH2 D64, additive mask (B, H, Lq, Lk)",
+     .tags = "[mask]",
+     .desc = gqa.additive_mask(mask_shape::b_h_lq_lk),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .mlir = mlir_shapes},
+    {.name = "mask_b_1_lq_lk",
+     .about = "GQA H4 KVH2 D64, additive mask (B, 1, Lq, Lk)",
+     .tags = "[mask]",
+     .desc = gqa.additive_mask(mask_shape::b_1_lq_lk),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .mlir = mlir_shapes},
+    {.name = "key_padding_ignore",
+     .about = "GQA H4 KVH2 D64, key padding mask, true means ignore",
+     .tags = "[mask]",
+     .desc = gqa.key_padding_mask(true_means_ignore),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "key_padding_ignore_lse",
+     .about = "GQA H4 KVH2 D64, key padding mask, true means ignore, LSE",
+     .tags = "[mask][lse]",
+     .desc = gqa.key_padding_mask(true_means_ignore).return_lse(),
+     .mlir = mlir_shapes},
+    {.name = "key_padding_keep",
+     .about = "GQA H4 KVH2 D64, key padding mask, true means keep",
+     .tags = "[mask]",
+     .desc = gqa.key_padding_mask(true_means_keep),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .mlir = mlir_shapes},
+
+    // Every run-time tensor at once.
+    {.name = "every_option",
+     .about = "GQA H8 KVH2, head dims 64/48, causal bottom-right, mask (B, H, Lq, Lk), key padding, LSE",
+     .desc = attention()
+                 .heads(8)
+                 .kv_heads(2)
+                 .head_dim(64)
+                 .v_head_dim(48)
+                 .causal(bottom_right)
+                 .additive_mask(mask_shape::b_h_lq_lk)
+                 .key_padding_mask(true_means_ignore)
+                 .return_lse(),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    // Fat libraries also hold the AVX2 and baseline targets; the dispatcher picks them on CPUs
+    // without AVX-512.
+    {.name = "every_option_keep",
+     .about = "GQA H8 KVH2, head dims 64/48, causal bottom-right, mask (B, 1, Lq, Lk), keep-polarity padding, LSE",
+     .desc = attention()
+                 .heads(8)
+                 .kv_heads(2)
+                 .head_dim(64)
+                 .v_head_dim(48)
+                 .causal(bottom_right)
+                 .additive_mask(mask_shape::b_1_lq_lk)
+                 .key_padding_mask(true_means_keep)
+                 .return_lse(),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}, .target = avx2_target},
+             {.lengths = {1, 17, 113}, .batches = {2}, .target = baseline_target}}},
+    {.name = "every_option_head_dims_80_24",
+     .about = "GQA H4 KVH2, head dims 80/24, causal bottom-right, mask (B, 1, Lq, Lk), key padding, LSE",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(80)
+                 .v_head_dim(24)
+                 .causal(bottom_right)
+                 .additive_mask(mask_shape::b_1_lq_lk)
+                 .key_padding_mask(true_means_ignore)
+                 .return_lse(),
+     .mlir = mlir_shapes},
+    {.name = "all_options",
+     .about = "GQA H4 KVH2, head dims 64/32, causal bottom-right, mask (B, 1, Lq, Lk), key padding, LSE",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(64)
+                 .v_head_dim(32)
+                 .causal(bottom_right)
+                 .additive_mask(mask_shape::b_1_lq_lk)
+                 .key_padding_mask(true_means_ignore)
+                 .return_lse(),
+     .aot = {{3, 17, 113}, {1, 113, 17}, {2, 1, 1}},
+     .gpu = {{{3, 17, 45}, device_tensors},
+             {{1, 45, 17}, device_tensors},
+             {{2, 1, 1}, device_tensors},
+             {{2, 33, 70}, host_tensors_copied}}},
+
+    // Element types.
+    {.name = "bf16_causal",
+     .about = "bf16 GQA H4 KVH2 D64, causal top-left, float32 accumulation",
+     .tags = "[dtype]",
+     .desc = gqa.causal(top_left).element(dtype::bf16),
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+    {.name = "bf16_mask",
+     .about = "bf16 GQA H4 KVH2 D64, additive mask (Lq, Lk)",
+     .tags = "[dtype]",
+     .desc = gqa.element(dtype::bf16).additive_mask(mask_shape::lq_lk),
+     .mlir = mlir_shapes},
+    {.name = "f16_mask",
+     .about = "f16 GQA H4 KVH2 D64, additive mask (Lq, Lk), float32 accumulation",
+     .tags = "[dtype]",
+     .desc = gqa.additive_mask(mask_shape::lq_lk).element(dtype::f16),
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+    {.name = "f16_causal_lse",
+     .about = "f16 GQA H4 KVH2 D64, causal top-left, LSE",
+     .tags = "[dtype]",
+     .desc = gqa.element(dtype::f16).causal(top_left).return_lse(),
+     .mlir = mlir_shapes},
+    {.name = "bf16_mqa",
+     .about = "bf16 MQA H8 KVH1 D64, LSE",
+     .tags = "[dtype]",
+     .desc = attention().heads(8).kv_heads(1).head_dim(64).element(dtype::bf16).return_lse(),
+     .aot = {{1, 113, 512}, {3, 7, 17}},
+     .gpu = {{{1, 40, 64}, device_tensors}, {{3, 7, 17}, host_tensors_copied}}},
+    {.name = "f16_gqa",
+     .about = "f16 GQA H8 KVH2 D64",
+     .tags = "[dtype]",
+     .desc = attention().heads(8).kv_heads(2).head_dim(64).element(dtype::f16),
+     .gpu = {{{2, 37, 70}, device_tensors}}},
+
+    // Score and mask modifiers: the built-ins, custom expressions and captured tensors.
+    {.name = "mask_mod_causal_top_left",
+     .about = "GQA H4 KVH2 D64, mask_mod causal top-left",
+     .tags = "[modifiers]",
+     .desc = gqa.mask_mod(causal_mask(top_left)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    {.name = "mask_mod_causal_bottom_right",
+     .about = "GQA H4 KVH2 D64, mask_mod causal bottom-right",
+     .tags = "[modifiers]",
+     .desc = gqa.mask_mod(causal_mask(bottom_right)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+    {.name = "sliding_window",
+     .about = "GQA H4 KVH2 D64, mask_mod sliding window (left 5, right 2)",
+     .tags = "[modifiers]",
+     .desc = gqa.mask_mod(sliding_window(5, 2)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    {.name = "sliding_window_causal",
+     .about = "GQA H4 KVH2 D64, mask_mod sliding window 64 with causal top-left: windows longer than a block",
+     .tags = "[modifiers]",
+     .desc = gqa.causal(top_left).mask_mod(sliding_window(64, 0)),
+     .jit = {{.lengths = {1, 17, 300, 700}, .batches = {1}}}},
+    {.name = "alibi",
+     .about = "GQA H6 KVH3 D32, causal top-left, score_mod ALiBi",
+     .tags = "[modifiers]",
+     .desc = attention().heads(6).kv_heads(3).head_dim(32).causal(top_left).score_mod(alibi(6)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    {.name = "softcap",
+     .about = "GQA H4 KVH2 D64, score_mod softcap 2.5",
+     .tags = "[modifiers]",
+     .desc = gqa.score_mod(softcap(2.5f)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    {.name = "softcap_scalar",
+     .about = "GQA H4 KVH2 D64, score_mod softcap with a run-time scalar cap",
+     .tags = "[modifiers]",
+     .desc = gqa.capture(cap).score_mod(softcap(cap)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+    {.name = "prefix_lm",
+     .about = "GQA H4 KVH2 D64, mask_mod prefix-LM with per-batch prefix lengths",
+     .tags = "[modifiers]",
+     .desc = gqa.capture(prefix).mask_mod(prefix_lm(prefix)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+    // The AVX2 kernel of a fat library reads its slice of the visibility table from the baseline
+    // target's finer tiles.
+    {.name = "document_mask",
+     .about = "GQA H4 KVH2 D64, mask_mod document masking of packed sequences (a visibility table)",
+     .tags = "[modifiers]",
+     .desc = gqa.capture(document).mask_mod(document_mask(document)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}},
+             {.lengths = awkward_lengths, .batches = {2}, .target = avx2_target, .finer_target = baseline_target}}},
+    // Head h sees keys at most 20 x bias_table[h, 0] behind the query (a window of its own), none ahead.
+    {.name = "per_head_table_mask",
+     .about = "GQA H4 KVH2 D64, mask_mod reading a per-head table (a visibility table per kv head)",
+     .tags = "[modifiers]",
+     .desc = gqa.capture(bias_table).mask_mod(kv <= q && to_float(q - kv) <= bias_table(h, 0) * 20.0f),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+    {.name = "relative_position_bias",
+     .about = "GQA H4 KVH2 D64, score_mod learned relative-position bias table",
+     .tags = "[modifiers]",
+     .desc = gqa.capture(bias_table).score_mod(relative_position_bias(bias_table, 4)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    // bucket(b, kv), a read at the key alone, is staged once per key block in the variants that stage
+    // such reads; it indexes a read at the head, which is not.
+    {.name = "table_through_index",
+     .about = "GQA H4 KVH2 D64, score_mod reading a table through a per-key index tensor",
+     .tags = "[modifiers]",
+     .desc = gqa.capture(bias_table).capture(bucket).score_mod(score + bias_table(h, bucket(b, kv))),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+    {.name = "modifiers_and_every_input",
+     .about = "GQA H4 KVH2 D64, document and causal mask_mod, run-time softcap, with mask (H, Lq, Lk), key "
+              "padding and LSE",
+     .tags = "[modifiers]",
+     .desc = gqa.additive_mask(mask_shape::h_lq_lk)
+                 .key_padding_mask(true_means_ignore)
+                 .return_lse()
+                 .capture(document)
+                 .capture(cap)
+                 .mask_mod(document_mask(document) && causal_mask(bottom_right))
+                 .score_mod(softcap(cap)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    // Keys in the same 8-wide chunk as the query or a multiple of 3 away; scores bent by a per-head
+    // piecewise function.
+    {.name = "custom_operations",
+     .about = "GQA H4 KVH2 D64, custom modifiers: integer division, abs, select, min and max",
+     .tags = "[modifiers]",
+     .desc = gqa.mask_mod(kv / 8 == q / 8 || abs(q - kv) / 3 * 3 == abs(q - kv))
+                 .score_mod(select(h == 0, max(score, -0.5f), min(score * 2.0f, to_float(q - kv) * 0.25f))),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+    // (q - 20) / -3 == 2 holds for q in 12..14 rounding down, for q in 14..16 rounding toward zero.
+    {.name = "negative_division",
+     .about = "GQA H4 KVH2 D64, integer division by a negative number rounds down, as by a positive one",
+     .tags = "[modifiers]",
+     .desc = gqa.mask_mod(kv <= q && ((q - 20) / -3 == 2 || (kv - 5) / -2 >= -1)),
+     .jit = {{.lengths = {1, 17, 30}, .batches = {1}}}},
+    {.name = "custom_operations_and_negative_division",
+     .about = "GQA H4 KVH2 D64, custom modifiers: integer division (by a negative number too), abs, select, min "
+              "and max",
+     .tags = "[modifiers]",
+     .desc = gqa.mask_mod(kv / 8 == q / 8 || abs(q - kv) / 3 * 3 == abs(q - kv) || (q - 20) / -3 == 2)
+                 .score_mod(select(h == 0, max(score, -0.5f), min(score * 2.0f, to_float(q - kv) * 0.25f))),
+     .mlir = mlir_shapes},
+    {.name = "bf16_modifiers",
+     .about = "bf16 GQA H4 KVH2 D64, score_mod ALiBi, mask_mod sliding window, in the single-query and short-key "
+              "variants",
+     .tags = "[modifiers][dtype]",
+     .desc = gqa.element(dtype::bf16).score_mod(alibi(4)).mask_mod(sliding_window(9, 0)),
+     .jit = {{.lengths = {1, 3, 113}, .batches = {2}}}},
+    {.name = "modifiers",
+     .about = "GQA H6 KVH2 D40, document mask and causal mask_mod, ALiBi and run-time softcap score_mod",
+     .tags = "[modifiers]",
+     .desc = attention()
+                 .heads(6)
+                 .kv_heads(2)
+                 .head_dim(40)
+                 .capture(document)
+                 .capture(cap)
+                 .mask_mod(document_mask(document) && causal_mask(top_left))
+                 .score_mod(softcap(cap) + alibi(6) - score),
+     .aot = {{2, 113, 113}, {1, 600, 600}, {3, 1, 17}},
+     .gpu = {{{2, 70, 70}, device_tensors}, {{1, 33, 33}, host_tensors_copied}}},
+    // Long keys give tiles blocks the mask hides, shows whole and cuts.
+    {.name = "position_modifiers",
+     .about = "GQA H4 KVH2 D32, mask_mod prefix-LM or a causal bottom-right window of 40, score_mod relative-position "
+              "bias table and constant softcap",
+     .tags = "[modifiers]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(32)
+                 .capture(prefix)
+                 .capture(bias_table_17)
+                 .mask_mod(prefix_lm(prefix) || (causal_mask(bottom_right) && sliding_window(40, 0)))
+                 .score_mod(softcap(20.0f) + relative_position_bias(bias_table_17, 8) - score),
+     .gpu = {{{2, 150, 300}, device_tensors}, {{1, 61, 47}, host_tensors_copied}}},
+    {.name = "event_attention",
+     .about = "example 03's custom modifier, timestamped events (GQA H8 KVH2 D64)",
+     .tags = "[modifiers]",
+     .desc = example::event_attention_description,
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .gpu = {{{2, 90, 90}, device_tensors}},
+     .mlir = mlir_shapes},
+};
+
+inline constexpr module_configuration module_table[] = {
+    {.name = "module_all_options",
+     .about = "every option that changes the module's arguments or shapes: E32 H8 KVH2 kdim12 vdim20, bias_kv, "
+              "zero key, batch_first, dropout, causal top-left, boolean key padding, (B x H, L, S) float mask, "
+              "per-head weights",
+     .desc = multihead_attention()
+                 .embed_dim(32)
+                 .heads(8)
+                 .kv_heads(2)
+                 .kdim(12)
+                 .vdim(20)
+                 .add_bias_kv(true)
+                 .add_zero_attn(true)
+                 .batch_first(true)
+                 .dropout(0.25f)
+                 .causal(top_left)
+                 .key_padding_mask(mask_kind::boolean)
+                 .attn_mask(mask_kind::additive, attn_mask_shape::bh_l_s)
+                 .need_weights(weights_output::per_head),
+     .aot = {{2, 5, 7}, {1, 1, 1}, {3, 37, 70}},
+     .gpu = {{{2, 5, 7}, device_tensors}, {{1, 1, 1}, device_tensors}, {{3, 37, 70}, device_tensors}}},
+    {.name = "module_encoder",
+     .about = "PyTorch's defaults (bias, sequence-first, key and value given apart), E64 H4, averaged weights",
+     .desc = multihead_attention().embed_dim(64).heads(4).need_weights(weights_output::averaged),
+     .aot = {{2, 1, 40}, {2, 64, 64}, {1, 9, 20}},
+     .gpu = {{{2, 1, 40}, device_tensors}, {{2, 45, 45}, device_tensors}, {{1, 9, 9}, host_tensors_copied}}},
+    {.name = "module_self_attention",
+     .about = "self-attention E32 H4, batch_first, zero key, averaged weights: generated without single_query, its "
+              "shortest calls run short_keys",
+     .desc = multihead_attention()
+                 .embed_dim(32)
+                 .heads(4)
+                 .self_attention(true)
+                 .batch_first(true)
+                 .add_zero_attn(true)
+                 .need_weights(weights_output::averaged),
+     .aot = {{2, 1, 1}, {1, 3, 3}, {2, 20, 20}}},
+    // The projections read the element type, a second linear layer writes it, and the runtime widens
+    // bias_k and bias_v into the appended keys.
+    {.name = "module_f16",
+     .about = "f16 E16 H2, bias_kv and a zero key, sequence-first",
+     .desc = multihead_attention().embed_dim(16).heads(2).add_bias_kv(true).add_zero_attn(true).element(dtype::f16),
+     .aot = {{2, 5, 9}, {3, 1, 1}}},
+    {.name = "module_bf16",
+     .about = "bf16 E16 H2, bias_kv and a zero key, sequence-first",
+     .desc = multihead_attention().embed_dim(16).heads(2).add_bias_kv(true).add_zero_attn(true).element(dtype::bf16),
+     .aot = {{2, 5, 9}, {3, 1, 1}}},
+    {.name = "module_bf16_gqa",
+     .about = "bf16 cross-attention E48 H6 KVH3 kdim20, batch_first, causal bottom-right, boolean (L, S) mask, "
+              "per-head weights",
+     .desc = multihead_attention()
+                 .embed_dim(48)
+                 .heads(6)
+                 .kv_heads(3)
+                 .kdim(20)
+                 .batch_first(true)
+                 .element(dtype::bf16)
+                 .causal(bottom_right)
+                 .attn_mask(mask_kind::boolean, attn_mask_shape::l_s)
+                 .need_weights(weights_output::per_head),
+     .gpu = {{{2, 17, 29}, device_tensors}, {{1, 1, 30}, device_tensors}}},
+};
+
+template <typename Configuration, std::size_t N>
+constexpr bool names_are_distinct(const Configuration (&table)[N]) {
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t m = 0; m < n; ++m)
+      if (table[m].name == table[n].name) return false;
+  return true;
+}
+constexpr bool some_backend_runs(const operator_configuration& c) {
+  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.bench.empty();
+}
+constexpr bool some_backend_runs(const module_configuration& c) { return !c.aot.empty() || !c.gpu.empty(); }
+template <typename Configuration, std::size_t N>
+constexpr bool every_one_runs(const Configuration (&table)[N]) {
+  for (const Configuration& c : table)
+    if (!some_backend_runs(c)) return false;
+  return true;
+}
+static_assert(names_are_distinct(operator_table) && names_are_distinct(module_table),
+              "attngen tests: two configurations have the same name");
+static_assert(every_one_runs(operator_table) && every_one_runs(module_table),
+              "attngen tests: a configuration that no backend runs");
+
+}  // namespace detail
+
+inline constexpr const auto& operator_configurations = detail::operator_table;
+inline constexpr const auto& module_configurations = detail::module_table;
+
+/// The configuration called `name`, or null.
+constexpr const operator_configuration* operator_configuration_named(std::string_view name) {
+  for (const operator_configuration& c : operator_configurations)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+constexpr const module_configuration* module_configuration_named(std::string_view name) {
+  for (const module_configuration& c : module_configurations)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+/// A configuration's name as a template argument: description_of<"gqa_causal">().
+template <std::size_t N>
+struct configuration_name {
+  char text[N];
+  constexpr configuration_name(const char (&name)[N]) {
+    for (std::size_t n = 0; n < N; ++n) text[n] = name[n];
+  }
+  constexpr std::string_view view() const { return {text, N - 1}; }
+};
+
+/// The description of the configuration called `Name`, operator or module; an unknown name does not
+/// compile. attngen_add_kernel's VARIABLE for the kernels generated from the registry.
+template <configuration_name Name>
+constexpr auto description_of() {
+  constexpr const operator_configuration* as_operator = operator_configuration_named(Name.view());
+  constexpr const module_configuration* as_module = module_configuration_named(Name.view());
+  static_assert(as_operator != nullptr || as_module != nullptr, "attngen tests: no configuration has this name");
+  if constexpr (as_operator != nullptr) return as_operator->desc;
+  else return as_module->desc;
+}
+
+}  // namespace attngen::testing
