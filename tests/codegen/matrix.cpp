@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "codegen/jit_runner.hpp"
 #include "reference/reference_attention.hpp"
@@ -10,16 +12,15 @@
 
 namespace attngen::testing {
 
-void check_against_reference(const attention_desc& desc, const std::vector<int>& lengths,
-                             const std::vector<int>& batches, const std::string& target,
-                             const std::string& finer_target) {
+void check_against_reference(const attention_desc& desc, const length_matrix& matrix) {
+  const std::string target(matrix.target), finer_target(matrix.finer_target);
   std::vector<std::unique_ptr<jit_kernel>> variants;
   for (int v = 0; v < kernel_variant_count; ++v)
     variants.push_back(std::make_unique<jit_kernel>(desc, kernel_variant(v), target, finer_target));
   std::uint32_t seed = 1;
-  for (int batch : batches)
-    for (int query_length : lengths)
-      for (int key_length : lengths) {
+  for (int batch : matrix.batches)
+    for (int query_length : matrix.lengths)
+      for (int key_length : matrix.lengths) {
         const auto problem = make_random_problem(desc, batch, query_length, key_length, seed++);
         const auto expected = reference_attention(problem);
         for (int v = 0; v < kernel_variant_count; ++v) {
