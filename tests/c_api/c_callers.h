@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-/* Dense views for test_kernels::all_options (4 heads, 2 kv heads, head dims 64 and 32, mask
+/* Dense views for aot_all_options (4 heads, 2 kv heads, head dims 64 and 32, mask
  * (B, 1, Lq, Lk), key padding, lse). */
 attngen_attention_args all_options_args(float* q, float* k, float* v, float* mask, uint8_t* key_padding,
                                         float* output, float* lse, int64_t batch, int64_t query_length,
@@ -19,7 +19,7 @@ attngen_attention_args all_options_args(float* q, float* k, float* v, float* mas
 int32_t run_all_options(float* q, float* k, float* v, float* mask, uint8_t* key_padding, float* output, float* lse,
                         int64_t batch, int64_t query_length, int64_t key_length, attngen_error* error);
 
-/* test_kernels::module_encoder (embed 64, 4 heads, sequence-first, averaged weights) on weights read
+/* aot_module_encoder (embed 64, 4 heads, sequence-first, averaged weights) on weights read
  * from PyTorch's packed state_dict tensors. */
 int32_t run_module_encoder(const float* in_proj_weight, const float* in_proj_bias, const float* out_proj_weight,
                            const float* out_proj_bias, float* query, float* key, float* value, float* output,

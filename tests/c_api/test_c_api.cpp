@@ -11,7 +11,6 @@
 #include "c_api/c_callers.h"
 #include "kernels/aot_call.hpp"
 #include "kernels/aot_module_call.hpp"
-#include "kernels/kernels.hpp"
 #include "reference/reference_attention.hpp"
 #include "support/compare.hpp"
 
@@ -144,7 +143,7 @@ TEST_CASE("C API: a dense tensor's strides are row-major, an empty dimension cou
 }
 
 TEST_CASE("C API: a module called from C on state_dict weights gives bitwise the C++ API's result", "[c_api]") {
-  const module_problem p = make_random_module_problem(test_kernels::module_encoder, 2, 7, 9, 12);
+  const module_problem p = make_random_module_problem(aot_module_encoder::description, 2, 7, 9, 12);
   aot_module_call from_cpp(p), from_c(p);
   REQUIRE(aot_module_encoder::run(from_cpp.args()).ok());
   const packed_state_dict state(from_c);

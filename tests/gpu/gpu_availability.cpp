@@ -37,6 +37,8 @@ std::string opencl_unavailable_reason() {
 
 device_kind tested_device() { return ATTNGEN_TEST_GPU_DEVICE; }
 
+backend tested_backend() { return tested_device() == device_kind::cuda ? backend::cuda : backend::opencl; }
+
 std::string gpu_unavailable_reason() {
   return tested_device() == device_kind::cuda ? cuda_unavailable_reason() : opencl_unavailable_reason();
 }

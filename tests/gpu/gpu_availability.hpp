@@ -4,11 +4,14 @@
 #include <string>
 
 #include "attngen/runtime/tensor.hpp"
+#include "support/configurations.hpp"
 
 namespace attngen::testing {
 
 /// The API the program tests.
 device_kind tested_device();
+/// The same, as the registry of configurations names it.
+backend tested_backend();
 
 /// Empty when a device of that API is present; otherwise what is missing, for the skip message.
 std::string gpu_unavailable_reason();

@@ -1,6 +1,7 @@
 // Kernels generated with GPU targets, run on the program's GPU API (CUDA or OpenCL; on machines
-// without a GPU, OpenCL runs on the CPU through PoCL) against the float64 reference: the subset of
-// the configuration matrix that covers GPU tiling edges, every run-time tensor, GQA/MQA and dtypes.
+// without a GPU, OpenCL runs on the CPU through PoCL) against the float64 reference: the kernel
+// gpu_<name> of each configuration of the registry with GPU calls (support/configurations.hpp), at
+// those calls, which cover GPU tiling edges, every run-time tensor, GQA/MQA, dtypes and modifiers.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -8,21 +9,14 @@
 #include <vector>
 
 #include "attngen/runtime/device_tensor.hpp"
+#include "compiled_kernels.hpp"
 #include "gpu/gpu_availability.hpp"
 #include "gpu_all_options.hpp"
-#include "gpu_bf16_mqa.hpp"
-#include "gpu_awkward_dims.hpp"
-#include "gpu_gqa_causal.hpp"
-#include "gpu_event_attention.hpp"
-#include "gpu_modifiers.hpp"
-#include "gpu_position_modifiers.hpp"
 #include "gpu_tiny_heads_causal.hpp"
-#ifdef ATTNGEN_TEST_GPU_F16
-#include "gpu_f16_gqa.hpp"
-#endif
 #include "kernels/aot_call.hpp"
 #include "reference/reference_attention.hpp"
 #include "support/compare.hpp"
+#include "support/configuration_tests.hpp"
 
 // Test names carry the API: "opencl: ..." or "cuda: ...".
 #define GPU_CASE(text) ATTNGEN_TEST_GPU_NAME ": " text
@@ -34,15 +28,12 @@ namespace {
 
 constexpr std::uint8_t poison = 0xAB;
 
-enum class placement { host_tensors_copied, device_tensors };
-
 // Runs the kernel on the tested GPU, with the call's tensors where `where` says.
-template <typename Kernel>
-status run_on_gpu(aot_call& call, placement where) {
+status run_on_gpu(const compiled_kernel& kernel, aot_call& call, bool lse_output, placement where) {
   attention_args args = call.args();
   if (where == placement::host_tensors_copied) {
     args.gpu.run_host_tensors_on = tested_device();
-    return Kernel::run(args);
+    return kernel.run_operator(args);
   }
   std::vector<std::unique_ptr<device_tensor>> held;
   for (tensor_view* view : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.captures[0],
@@ -52,19 +43,18 @@ status run_on_gpu(aot_call& call, placement where) {
     REQUIRE(held.back()->result().ok());
     *view = held.back()->view();
   }
-  const status s = Kernel::run(args);
+  const status s = kernel.run_operator(args);
   // The outputs are the last one or two tensors.
-  const int outputs = Kernel::description.lse_output ? 2 : 1;
+  const int outputs = lse_output ? 2 : 1;
   for (int n = int(held.size()) - outputs; n < int(held.size()); ++n) REQUIRE(held[n]->copy_to_host().ok());
   return s;
 }
 
-template <typename Kernel>
-void check_on_gpu(int batch, int query_length, int key_length, placement where) {
-  const auto problem = make_random_problem(Kernel::description, batch, query_length, key_length, 41);
+void check_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, const shape& sizes, placement where) {
+  const auto problem = make_random_problem(desc, sizes.batch, sizes.query_length, sizes.key_length, 41);
   aot_call call(problem);
   call.poison_outputs(poison);
-  const status s = run_on_gpu<Kernel>(call, where);
+  const status s = run_on_gpu(kernel, call, desc.lse_output, where);
   INFO(problem.name() << ": " << s.message());
   REQUIRE(s.ok());
   const auto c = compare_with_reference(problem, reference_attention(problem), call.output(), call.lse());
@@ -72,63 +62,35 @@ void check_on_gpu(int batch, int query_length, int key_length, placement where) 
   CHECK(c.ok);
 }
 
+const bool registered = [] {
+  for (const operator_configuration& c : operator_configurations) {
+    if (!cannot_run(tested_backend(), c.desc).empty()) continue;
+    for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
+      const std::vector<shape> calls = calls_with(c.gpu, where);
+      if (calls.empty()) continue;
+      register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
+                             " matches the float64 reference at " + sizes_text(calls),
+                         "[gpu]" + std::string(c.tags), [&c, where, calls] {
+                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
+                           REQUIRE(kernel != nullptr);
+                           for (const shape& s : calls) check_on_gpu(*kernel, c.desc, s, where);
+                         });
+    }
+  }
+  return true;
+}();
+
 }  // namespace
 
-TEST_CASE(GPU_CASE("GQA 32/8 D128 causal with host tensors copied in and out matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_gqa_causal>(1, 33, 33, placement::host_tensors_copied);
-  check_on_gpu<gpu_gqa_causal>(2, 17, 40, placement::host_tensors_copied);
-  check_on_gpu<gpu_gqa_causal>(1, 1, 70, placement::host_tensors_copied);
-}
-
-TEST_CASE(GPU_CASE("GQA 32/8 D128 causal on device tensors matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_gqa_causal>(1, 45, 45, placement::device_tensors);
-}
-
-TEST_CASE(GPU_CASE("every run-time tensor (bottom-right causal, mask, padding, lse) on device tensors matches the reference"),
+TEST_CASE(GPU_CASE("every GPU kernel of the program is generated from the description of a configuration with GPU "
+                   "calls this API can run"),
           "[gpu]") {
-  check_on_gpu<gpu_all_options>(3, 17, 45, placement::device_tensors);
-  check_on_gpu<gpu_all_options>(1, 45, 17, placement::device_tensors);
-  check_on_gpu<gpu_all_options>(2, 1, 1, placement::device_tensors);
-}
-
-TEST_CASE(GPU_CASE("every run-time tensor with host tensors copied in and out matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_all_options>(2, 33, 70, placement::host_tensors_copied);
-}
-
-TEST_CASE(GPU_CASE("bf16 MQA with LSE matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_bf16_mqa>(1, 40, 64, placement::device_tensors);
-  check_on_gpu<gpu_bf16_mqa>(3, 7, 17, placement::host_tensors_copied);
-}
-
-TEST_CASE(GPU_CASE("head dims 24/40, per-head mask and keep-polarity padding matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_awkward_dims>(2, 9, 23, placement::device_tensors);
-  check_on_gpu<gpu_awkward_dims>(1, 31, 5, placement::host_tensors_copied);
-}
-
-#ifdef ATTNGEN_TEST_GPU_F16
-TEST_CASE(GPU_CASE("f16 GQA matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_f16_gqa>(2, 37, 70, placement::device_tensors);
-}
-#endif
-
-TEST_CASE(GPU_CASE("head dims 5/3 MQA causal matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_tiny_heads_causal>(2, 19, 19, placement::device_tensors);
-  check_on_gpu<gpu_tiny_heads_causal>(1, 5, 12, placement::host_tensors_copied);
-}
-
-TEST_CASE(GPU_CASE("modifiers (document mask, causal mask, ALiBi, run-time softcap) match the reference"), "[gpu]") {
-  check_on_gpu<gpu_modifiers>(2, 70, 70, placement::device_tensors);
-  check_on_gpu<gpu_modifiers>(1, 33, 33, placement::host_tensors_copied);
-}
-
-TEST_CASE(GPU_CASE("modifiers (prefix-LM, causal bottom-right, sliding window, bias table, softcap) match the reference"),
-          "[gpu]") {
-  check_on_gpu<gpu_position_modifiers>(2, 150, 300, placement::device_tensors);
-  check_on_gpu<gpu_position_modifiers>(1, 61, 47, placement::host_tensors_copied);
-}
-
-TEST_CASE(GPU_CASE("example 03's custom modifier (timestamped events) matches the reference"), "[gpu]") {
-  check_on_gpu<gpu_event_attention>(2, 90, 90, placement::device_tensors);
+  for (const compiled_kernel& kernel : compiled_kernels) {
+    INFO("gpu_" << kernel.configuration);
+    CHECK(has_calls(kernel.configuration, tested_backend()));
+    CHECK(kernel.description_text == description_text_of(kernel.configuration));
+  }
 }
 
 TEST_CASE(GPU_CASE("no keys on device tensors gives output 0 and lse -inf"), "[gpu][limits]") {

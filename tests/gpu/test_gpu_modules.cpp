@@ -1,6 +1,7 @@
 // Module kernels generated with GPU targets, run on the program's GPU API against PyTorch's
-// nn.MultiheadAttention in float64, and against the same kernel's CPU code where dropout draws its
-// mask.
+// nn.MultiheadAttention in float64 (the kernel gpu_<name> of each module configuration of the registry
+// with GPU calls, support/configurations.hpp, at those calls), and against the same kernel's CPU code
+// where dropout draws its mask.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,13 +9,14 @@
 #include <vector>
 
 #include "attngen/runtime/device_tensor.hpp"
+#include "compiled_kernels.hpp"
 #include "gpu/gpu_availability.hpp"
 #include "gpu_module_all_options.hpp"
 #include "gpu_module_bf16_gqa.hpp"
-#include "gpu_module_encoder.hpp"
 #include "kernels/aot_module_call.hpp"
 #include "module/module_compare.hpp"
 #include "module/pytorch_reference.hpp"
+#include "support/configuration_tests.hpp"
 
 #define GPU_CASE(text) ATTNGEN_TEST_GPU_NAME ": " text
 
@@ -22,8 +24,6 @@ using namespace attngen;
 using namespace attngen::testing;
 
 namespace {
-
-enum class placement { host_tensors_copied, device_tensors };
 
 // Every tensor of a module call, outputs last.
 std::vector<tensor_view*> module_tensors(mha_args& args) {
@@ -34,14 +34,14 @@ std::vector<tensor_view*> module_tensors(mha_args& args) {
 }
 
 // Runs the module on the tested GPU with its tensors where `where` says; outputs end up in `call`.
-template <typename Kernel>
-status run_module_on_gpu(aot_module_call& call, placement where, bool training = false) {
+status run_module_on_gpu(status (*run)(const mha_args&), aot_module_call& call, placement where,
+                         bool training = false) {
   mha_args args = call.args();
   args.training = training;
   args.seed = 7;
   if (where == placement::host_tensors_copied) {
     args.gpu.run_host_tensors_on = tested_device();
-    return Kernel::run(args);
+    return run(args);
   }
   std::vector<std::unique_ptr<device_tensor>> outputs;
   std::vector<std::unique_ptr<device_tensor>> inputs;
@@ -53,18 +53,18 @@ status run_module_on_gpu(aot_module_call& call, placement where, bool training =
     REQUIRE(held.back()->result().ok());
     *view = held.back()->view();
   }
-  const status s = Kernel::run(args);
+  const status s = run(args);
   for (auto& output : outputs) REQUIRE(output->copy_to_host().ok());
   return s;
 }
 
-template <typename Kernel>
-void check_module_on_gpu(const std::vector<module_problem>& problems, placement where) {
+void check_module_on_gpu(status (*run)(const mha_args&), const std::vector<module_problem>& problems,
+                         placement where) {
   const auto references = pytorch_references(problems);
   for (std::size_t n = 0; n < problems.size(); ++n) {
     INFO(problems[n].name());
     aot_module_call call(problems[n]);
-    const status s = run_module_on_gpu<Kernel>(call, where);
+    const status s = run_module_on_gpu(run, call, where);
     INFO(s.message());
     REQUIRE(s.ok());
     std::string where_worst;
@@ -78,39 +78,38 @@ void check_module_on_gpu(const std::vector<module_problem>& problems, placement 
   }
 }
 
+const bool registered = [] {
+  for (const module_configuration& c : module_configurations) {
+    if (!cannot_run(tested_backend(), c.desc).empty()) continue;
+    for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
+      const std::vector<shape> calls = calls_with(c.gpu, where);
+      if (calls.empty()) continue;
+      register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
+                             " matches PyTorch at " + sizes_text(calls),
+                         "[gpu][module]", [&c, where, calls] {
+                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
+                           REQUIRE(kernel != nullptr);
+                           std::vector<module_problem> problems;
+                           std::uint32_t seed = 1;
+                           for (const shape& s : calls)
+                             problems.push_back(
+                                 make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++));
+                           check_module_on_gpu(kernel->run_module, problems, where);
+                         });
+    }
+  }
+  return true;
+}();
+
 }  // namespace
-
-TEST_CASE(GPU_CASE("module with every option on device tensors matches PyTorch"), "[gpu][module]") {
-  constexpr auto desc = gpu_module_all_options::description;
-  check_module_on_gpu<gpu_module_all_options>(
-      {make_random_module_problem(desc, 2, 5, 7, 1), make_random_module_problem(desc, 1, 1, 1, 2),
-       make_random_module_problem(desc, 3, 37, 70, 3)},
-      placement::device_tensors);
-}
-
-TEST_CASE(GPU_CASE("module with PyTorch's defaults (sequence-first, averaged weights) matches PyTorch"),
-          "[gpu][module]") {
-  constexpr auto desc = gpu_module_encoder::description;
-  check_module_on_gpu<gpu_module_encoder>(
-      {make_random_module_problem(desc, 2, 1, 40, 4), make_random_module_problem(desc, 2, 45, 45, 5)},
-      placement::device_tensors);
-  check_module_on_gpu<gpu_module_encoder>({make_random_module_problem(desc, 1, 9, 9, 6)},
-                                          placement::host_tensors_copied);
-}
-
-TEST_CASE(GPU_CASE("bf16 GQA module with bottom-right causality and a boolean mask matches PyTorch"), "[gpu][module]") {
-  constexpr auto desc = gpu_module_bf16_gqa::description;
-  check_module_on_gpu<gpu_module_bf16_gqa>(
-      {make_random_module_problem(desc, 2, 17, 29, 9), make_random_module_problem(desc, 1, 1, 30, 10)},
-      placement::device_tensors);
-}
 
 TEST_CASE(GPU_CASE("module with no input keys but appended ones is refused on the GPU, nothing written"),
           "[gpu][module]") {
   const module_problem p = make_random_module_problem(gpu_module_all_options::description, 2, 5, 0, 20);
   aot_module_call call(p);
   const std::vector<float> untouched = call.output();
-  const status s = run_module_on_gpu<gpu_module_all_options>(call, placement::host_tensors_copied);
+  const status s = run_module_on_gpu(&gpu_module_all_options::run, call, placement::host_tensors_copied);
   CHECK(s.code() == error_code::wrong_shape);
   CHECK_THAT(s.message(), Catch::Matchers::StartsWith("key: no input keys"));
   CHECK(call.output() == untouched);
@@ -124,7 +123,7 @@ TEST_CASE(GPU_CASE("module dropout on the GPU drops the same weights as on the C
   args.training = true;
   args.seed = 7;
   REQUIRE(gpu_module_all_options::run(args).ok());
-  REQUIRE(run_module_on_gpu<gpu_module_all_options>(on_gpu, placement::device_tensors, /*training=*/true).ok());
+  REQUIRE(run_module_on_gpu(&gpu_module_all_options::run, on_gpu, placement::device_tensors, /*training=*/true).ok());
   auto widened = [](const std::vector<float>& values) { return std::vector<double>(values.begin(), values.end()); };
   std::string where;
   CHECK(scaled_error(on_gpu.output(), widened(on_cpu.output()), where) <= module_tolerance_for(p));

@@ -1,64 +1,62 @@
 // Kernels generated ahead of time by attngen_add_kernel (the path users take) match the float64
-// reference, through the runtime's tensor views.
+// reference, through the runtime's tensor views: the kernel aot_<name> of each configuration of the
+// registry with AOT calls (support/configurations.hpp), at those calls.
 #include <catch2/catch.hpp>
 
-#include "aot_all_options.hpp"
 #include "aot_bf16_mqa.hpp"
 #include "aot_gqa_causal.hpp"
 #include "aot_modifiers.hpp"
-#include "kernels/kernels.hpp"
+#include "compiled_kernels.hpp"
 #include "kernels/aot_call.hpp"
 #include "reference/reference_attention.hpp"
 #include "support/compare.hpp"
+#include "support/configuration_tests.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
 
 namespace {
 
-template <typename Kernel>
-void check_aot(int batch, int query_length, int key_length) {
-  const auto problem = make_random_problem(Kernel::description, batch, query_length, key_length, 99);
+void check_aot(const compiled_kernel& kernel, const attention_desc& desc, const shape& s) {
+  const auto problem = make_random_problem(desc, s.batch, s.query_length, s.key_length, 99);
   aot_call call(problem);
-  const status s = Kernel::run(call.args());
-  INFO(problem.name() << ": " << s.message());
-  REQUIRE(s.ok());
+  const status result = kernel.run_operator(call.args());
+  INFO(problem.name() << ": " << result.message());
+  REQUIRE(result.ok());
   const auto c = compare_with_reference(problem, reference_attention(problem), call.output(), call.lse());
   INFO(c.first_failure);
   CHECK(c.ok);
 }
 
+const bool registered = [] {
+  for (const operator_configuration& c : operator_configurations)
+    if (!c.aot.empty())
+      register_test_case(title(c) + ": the AOT kernel matches the float64 reference at " + sizes_text(c.aot),
+                         "[aot]" + std::string(c.tags), [&c] {
+                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
+                           REQUIRE(kernel != nullptr);
+                           for (const shape& s : c.aot) check_aot(*kernel, c.desc, s);
+                         });
+  return true;
+}();
+
 }  // namespace
 
-TEST_CASE("AOT GQA 32/8 D128 causal (fat library) matches the reference", "[aot]") {
-  check_aot<aot_gqa_causal>(1, 113, 113);
-  check_aot<aot_gqa_causal>(3, 17, 7);
-  check_aot<aot_gqa_causal>(1, 1, 512);
-}
-
-TEST_CASE("AOT kernel with every run-time tensor matches the reference", "[aot]") {
-  check_aot<aot_all_options>(3, 17, 113);
-  check_aot<aot_all_options>(1, 113, 17);
-  check_aot<aot_all_options>(2, 1, 1);
-}
-
-TEST_CASE("AOT bf16 MQA with LSE matches the reference", "[aot]") {
-  check_aot<aot_bf16_mqa>(1, 113, 512);
-  check_aot<aot_bf16_mqa>(3, 7, 17);
-}
-
-TEST_CASE("AOT kernel with modifiers (document mask, causal mask, ALiBi, run-time softcap) matches the reference",
-          "[aot][modifiers]") {
-  check_aot<aot_modifiers>(2, 113, 113);
-  check_aot<aot_modifiers>(1, 600, 600);
-  check_aot<aot_modifiers>(3, 1, 17);
+TEST_CASE("every AOT kernel of the suite is generated from the description of a configuration with AOT calls",
+          "[aot]") {
+  for (const compiled_kernel& kernel : compiled_kernels) {
+    INFO("aot_" << kernel.configuration);
+    CHECK(has_calls(kernel.configuration, backend::aot));
+    CHECK(kernel.description_text == description_text_of(kernel.configuration));
+  }
 }
 
 TEST_CASE("generated header's description rebuilds the same modifiers and captures from its C++ form",
           "[aot][modifiers]") {
-  STATIC_REQUIRE(aot_modifiers::description.mask_modifier == test_kernels::modifiers.mask_modifier);
-  STATIC_REQUIRE(aot_modifiers::description.score_modifier == test_kernels::modifiers.score_modifier);
-  STATIC_REQUIRE(aot_modifiers::description.captures == test_kernels::modifiers.captures);
+  STATIC_REQUIRE(aot_modifiers::description.mask_modifier == description_of<"modifiers">().mask_modifier);
+  STATIC_REQUIRE(aot_modifiers::description.score_modifier == description_of<"modifiers">().score_modifier);
+  STATIC_REQUIRE(aot_modifiers::description.captures == description_of<"modifiers">().captures);
 }
 
 TEST_CASE("AOT kernel with modifiers refuses a captured tensor of the wrong type, naming it", "[aot][modifiers]") {
@@ -95,7 +93,8 @@ TEST_CASE("AOT kernel without modifiers refuses a captured tensor", "[aot][modif
 }
 
 TEST_CASE("generated header records the description, targets and version", "[aot]") {
-  STATIC_REQUIRE(aot_gqa_causal::description == validated<test_kernels::gqa_causal.v_head_dim(128).kv_heads(8)>());
+  constexpr auto written = description_of<"gqa_causal">();
+  STATIC_REQUIRE(aot_gqa_causal::description == validated<written.v_head_dim(128).kv_heads(8)>());
   CHECK(std::string(aot_gqa_causal::description_text).find("causal = top_left") != std::string::npos);
   CHECK(std::string(aot_gqa_causal::targets).find("avx512_skylake") != std::string::npos);
   CHECK(std::string(aot_gqa_causal::attngen_version) == ATTNGEN_TEST_VERSION);

@@ -1,29 +1,28 @@
-// Module kernels through the real path: attngen_add_kernel, the generated library, the runtime.
+// Module kernels through the real path: attngen_add_kernel, the generated library, the runtime; the
+// kernel aot_<name> of each module configuration of the registry with AOT calls
+// (support/configurations.hpp) against PyTorch at those calls.
 
 #include <catch2/catch.hpp>
 #include <cstring>
 
 #include "aot_module_all_options.hpp"
-#include "aot_module_bf16.hpp"
 #include "aot_module_encoder.hpp"
-#include "aot_module_f16.hpp"
-#include "aot_module_self_attention.hpp"
 #include "attngen/runtime/detail/variants.hpp"
+#include "compiled_kernels.hpp"
 #include "kernels/aot_module_call.hpp"
-#include "kernels/kernels.hpp"
 #include "module/module_compare.hpp"
 #include "module/pytorch_reference.hpp"
+#include "support/configuration_tests.hpp"
 
 namespace attngen::testing {
 namespace {
 
-template <typename Kernel>
-void check_against_pytorch(const std::vector<module_problem>& problems) {
+void check_against_pytorch(status (*run)(const mha_args&), const std::vector<module_problem>& problems) {
   const auto references = pytorch_references(problems);
   for (std::size_t n = 0; n < problems.size(); ++n) {
     INFO(problems[n].name());
     aot_module_call call(problems[n]);
-    const status s = Kernel::run(call.args());
+    const status s = run(call.args());
     INFO(s.message());
     REQUIRE(s.ok());
     std::string where;
@@ -38,46 +37,39 @@ void check_against_pytorch(const std::vector<module_problem>& problems) {
   }
 }
 
+const bool registered = [] {
+  for (const module_configuration& c : module_configurations)
+    if (!c.aot.empty())
+      register_test_case(title(c) + ": the AOT module matches PyTorch in an inference call at " + sizes_text(c.aot),
+                         "[aot][module]", [&c] {
+                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
+                           REQUIRE(kernel != nullptr);
+                           std::vector<module_problem> problems;
+                           std::uint32_t seed = 1;
+                           for (const shape& s : c.aot)
+                             problems.push_back(
+                                 make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++));
+                           check_against_pytorch(kernel->run_module, problems);
+                         });
+  return true;
+}();
+
 }  // namespace
 
-TEST_CASE("AOT module with every option (fat library) matches PyTorch in an inference call", "[aot][module]") {
-  constexpr auto desc = test_kernels::module_all_options;
-  check_against_pytorch<aot_module_all_options>({make_random_module_problem(desc, 2, 5, 7, 1),
-                                                 make_random_module_problem(desc, 1, 1, 1, 2),
-                                                 make_random_module_problem(desc, 3, 37, 70, 3)});
-}
-
-TEST_CASE("AOT module with PyTorch's defaults matches PyTorch, decoding and prefill lengths", "[aot][module]") {
-  constexpr auto desc = test_kernels::module_encoder;
-  check_against_pytorch<aot_module_encoder>({make_random_module_problem(desc, 2, 1, 40, 4),
-                                             make_random_module_problem(desc, 2, 64, 64, 5),
-                                             make_random_module_problem(desc, 1, 9, 20, 6)});
-}
-
-TEST_CASE("AOT self-attention module, generated without single_query, matches PyTorch at 1, 3 and 20 tokens",
+TEST_CASE("AOT self-attention module is generated without single_query, so its shortest calls run short_keys",
           "[aot][module]") {
-  constexpr auto desc = test_kernels::module_self_attention;
+  constexpr auto desc = description_of<"module_self_attention">();
   STATIC_REQUIRE(!module_has_variant(kernel_variant::single_query, desc.self_attn));
-  check_against_pytorch<aot_module_self_attention>({make_random_module_problem(desc, 2, 1, 1, 13),
-                                                    make_random_module_problem(desc, 1, 3, 3, 14),
-                                                    make_random_module_problem(desc, 2, 20, 20, 15)});
-}
-
-TEMPLATE_TEST_CASE("AOT half-precision module with bias_kv and a zero key, sequence-first, matches PyTorch within "
-                   "its rounding",
-                   "[aot][module]", aot_module_f16, aot_module_bf16) {
-  constexpr auto desc = TestType::description;
-  check_against_pytorch<TestType>({make_random_module_problem(desc, 2, 5, 9, 16),
-                                   make_random_module_problem(desc, 3, 1, 1, 17)});
 }
 
 TEST_CASE("AOT module with no input keys attends to its appended bias_k and zero keys only", "[aot][module]") {
-  constexpr auto desc = test_kernels::module_all_options;
-  check_against_pytorch<aot_module_all_options>({make_random_module_problem(desc, 2, 5, 0, 20)});
+  check_against_pytorch(&aot_module_all_options::run,
+                        {make_random_module_problem(aot_module_all_options::description, 2, 5, 0, 20)});
 }
 
 TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed in_proj tensors", "[aot][module]") {
-  const module_problem p = make_random_module_problem(test_kernels::module_encoder, 2, 7, 9, 8);
+  const module_problem p = make_random_module_problem(aot_module_encoder::description, 2, 7, 9, 8);
   aot_module_call direct(p), loaded(p);
   REQUIRE(aot_module_encoder::run(direct.args()).ok());
   packed_state_dict state(loaded);
@@ -92,7 +84,7 @@ TEST_CASE("AOT module runs on weights viewed in a PyTorch state_dict with packed
 
 TEST_CASE("AOT module runs on a state_dict with separate q/k/v projection weights and bias_k, bias_v",
           "[aot][module]") {
-  const module_problem p = make_random_module_problem(test_kernels::module_all_options, 2, 7, 9, 12);
+  const module_problem p = make_random_module_problem(aot_module_all_options::description, 2, 7, 9, 12);
   aot_module_call direct(p), loaded(p);
   REQUIRE(aot_module_all_options::run(direct.args()).ok());
   std::vector<std::uint8_t> in_proj_bias;
@@ -118,7 +110,7 @@ TEST_CASE("AOT module runs on a state_dict with separate q/k/v projection weight
 }
 
 TEST_CASE("AOT module's dropout gives bitwise the same result on 1 thread and on every thread", "[aot][module]") {
-  module_problem p = make_random_module_problem(test_kernels::module_all_options, 3, 33, 41, 13);
+  module_problem p = make_random_module_problem(aot_module_all_options::description, 3, 33, 41, 13);
   p.training = true;
   aot_module_call one_thread(p), all_threads(p);
   set_num_threads(1);
@@ -131,7 +123,7 @@ TEST_CASE("AOT module's dropout gives bitwise the same result on 1 thread and on
 
 TEST_CASE("AOT module's dropout in training calls is reproducible from the seed and changes the result",
           "[aot][module]") {
-  module_problem p = make_random_module_problem(test_kernels::module_all_options, 2, 17, 19, 9);
+  module_problem p = make_random_module_problem(aot_module_all_options::description, 2, 17, 19, 9);
   aot_module_call inference(p);
   REQUIRE(aot_module_all_options::run(inference.args()).ok());
   p.training = true;
@@ -144,7 +136,7 @@ TEST_CASE("AOT module's dropout in training calls is reproducible from the seed 
 }
 
 TEST_CASE("AOT module with no keys and none appended outputs the output projection's bias", "[aot][module]") {
-  const module_problem p = make_random_module_problem(test_kernels::module_encoder, 2, 3, 0, 10);
+  const module_problem p = make_random_module_problem(aot_module_encoder::description, 2, 3, 0, 10);
   aot_module_call call(p);
   call.poison_outputs(0xff);
   const status s = aot_module_encoder::run(call.args());
@@ -152,13 +144,13 @@ TEST_CASE("AOT module with no keys and none appended outputs the output projecti
   REQUIRE(s.ok());
   const std::vector<float> output = call.output();
   const auto& bias = p.inputs.at("out_bias").values;
-  const int E = test_kernels::module_encoder.embed;
+  const int E = aot_module_encoder::description.embed;
   for (std::size_t n = 0; n < output.size(); ++n) CHECK(output[n] == bias[n % E]);
 }
 
 TEST_CASE("AOT module with batch 0 or length 0 writes nothing", "[aot][module]") {
   for (auto [batch, length] : {std::pair{0, 5}, std::pair{2, 0}}) {
-    const module_problem p = make_random_module_problem(test_kernels::module_encoder, batch, length, 4, 11);
+    const module_problem p = make_random_module_problem(aot_module_encoder::description, batch, length, 4, 11);
     aot_module_call call(p);
     const status s = aot_module_encoder::run(call.args());
     INFO(s.message());
@@ -167,7 +159,7 @@ TEST_CASE("AOT module with batch 0 or length 0 writes nothing", "[aot][module]")
 }
 
 TEST_CASE("generated module header records the description, targets and version", "[aot][module]") {
-  STATIC_REQUIRE(aot_module_all_options::description == test_kernels::module_all_options);
+  STATIC_REQUIRE(aot_module_all_options::description == description_of<"module_all_options">());
   CHECK(std::strstr(aot_module_all_options::description_text, "kind = module") != nullptr);
   CHECK(std::strstr(aot_module_all_options::description_text, "add_bias_kv = true") != nullptr);
   CHECK(std::string(aot_module_all_options::targets).find("avx512_skylake") != std::string::npos);

@@ -14,7 +14,6 @@
 #include "aot_module_encoder.hpp"
 #include "kernels/aot_call.hpp"
 #include "kernels/aot_module_call.hpp"
-#include "kernels/kernels.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
@@ -52,7 +51,7 @@ class operator_call : public recorded_call {
 class module_call : public recorded_call {
  public:
   module_call(int batch, int query_length, int key_length, int seed)
-      : problem_(make_random_module_problem(test_kernels::module_encoder, batch, query_length, key_length, seed)) {}
+      : problem_(make_random_module_problem(aot_module_encoder::description, batch, query_length, key_length, seed)) {}
   std::vector<float> run() const override {
     aot_module_call call(problem_);
     if (!aot_module_encoder::run(call.args()).ok()) return {};

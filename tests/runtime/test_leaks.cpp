@@ -16,7 +16,6 @@
 #include "c_api/c_callers.h"
 #include "kernels/aot_call.hpp"
 #include "kernels/aot_module_call.hpp"
-#include "kernels/kernels.hpp"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -69,7 +68,7 @@ TEST_CASE("10,000 accepted and refused calls of an operator, a module and the C 
   attention_args gqa_wrong_shape = gqa_args;
   gqa_wrong_shape.k.shape[2] = 3;
 
-  const auto module = make_random_module_problem(test_kernels::module_encoder, 1, 2, 3, 42);
+  const auto module = make_random_module_problem(aot_module_encoder::description, 1, 2, 3, 42);
   aot_module_call module_call(module);
   const mha_args module_args = module_call.args();
 

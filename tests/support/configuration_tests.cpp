@@ -58,4 +58,30 @@ std::string sizes_text(const shape* first, const shape* last) {
   return text.str();
 }
 
+bool has_calls(std::string_view name, backend b) {
+  const bool gpu = b == backend::cuda || b == backend::opencl;
+  if (const operator_configuration* c = operator_configuration_named(name))
+    return b == backend::aot ? !c->aot.empty() : gpu && !c->gpu.empty() && cannot_run(b, c->desc).empty();
+  if (const module_configuration* c = module_configuration_named(name))
+    return b == backend::aot ? !c->aot.empty() : gpu && !c->gpu.empty() && cannot_run(b, c->desc).empty();
+  return false;
+}
+
+std::string description_text_of(std::string_view name) {
+  if (const operator_configuration* c = operator_configuration_named(name)) return to_text(c->desc);
+  if (const module_configuration* c = module_configuration_named(name)) return to_text(c->desc);
+  return "";
+}
+
+std::vector<shape> calls_with(const short_list<gpu_call, 4>& calls, placement where) {
+  std::vector<shape> sizes;
+  for (const gpu_call& call : calls)
+    if (call.where == where) sizes.push_back(call.sizes);
+  return sizes;
+}
+
+std::string placement_text(placement where) {
+  return where == placement::device_tensors ? "on device tensors" : "with host tensors copied in and out";
+}
+
 }  // namespace attngen::testing

@@ -6,6 +6,8 @@
 #include <functional>
 #include <source_location>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "support/configurations.hpp"
 
@@ -28,5 +30,19 @@ template <int N>
 std::string sizes_text(const short_list<shape, N>& shapes) {
   return sizes_text(shapes.begin(), shapes.end());
 }
+inline std::string sizes_text(const std::vector<shape>& shapes) {
+  return sizes_text(shapes.data(), shapes.data() + shapes.size());
+}
+
+/// Whether the configuration called `name` has calls for backend `b` (aot, cuda or opencl) that `b`
+/// can run.
+bool has_calls(std::string_view name, backend b);
+/// The text form of the description of the configuration called `name`; empty when none is.
+std::string description_text_of(std::string_view name);
+
+/// The sizes of the GPU calls with their tensors `where`.
+std::vector<shape> calls_with(const short_list<gpu_call, 4>& calls, placement where);
+/// "on device tensors", "with host tensors copied in and out".
+std::string placement_text(placement where);
 
 }  // namespace attngen::testing
