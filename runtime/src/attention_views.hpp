@@ -1,7 +1,8 @@
 #pragma once
-// Where an attention call's arguments are in attngen::attention_args: one mapping from the
-// argument schema's slots (attngen/arguments.hpp) to the struct's members, shared by validation and
-// the buffers a kernel is called with.
+// Where an attention call's arguments are in attngen::attention_args (and attngen_attention_args,
+// whose members have the same names): one mapping from the argument schema's slots
+// (attngen/arguments.hpp) to the struct's members, shared by validation, the typed call, the C API
+// and the buffers a kernel is called with.
 
 #include "attngen/arguments.hpp"
 #include "attngen/runtime/attention_call.hpp"
@@ -10,7 +11,7 @@ namespace attngen::detail {
 
 // The view `args` gives for `argument`; null for the captured scalars, which the call passes by
 // value (attention_args::scalars) and the runtime turns into the kernel's vector.
-template <typename Args>  // attention_args, const or not
+template <typename Args>  // attention_args or its C struct, const or not
 auto given_view(Args& args, const kernel_argument& argument) -> decltype(&args.q) {
   switch (argument.slot) {
     case argument_slot::q: return &args.q;

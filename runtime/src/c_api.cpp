@@ -95,57 +95,13 @@ status convert(const attngen_gpu_options& from, gpu_options& to) {
   return {};
 }
 
-// The C struct's tensor for `argument`: the one mapping from the schemas' slots to the members of
-// attngen_attention_args and attngen_mha_args; null for the captured scalars (values, not tensors).
-template <typename Args>  // attngen_attention_args, const or not
-auto c_tensor(Args& args, const kernel_argument& argument) -> decltype(&args.q) {
-  switch (argument.slot) {
-    case argument_slot::q: return &args.q;
-    case argument_slot::k: return &args.k;
-    case argument_slot::v: return &args.v;
-    case argument_slot::mask: return &args.mask;
-    case argument_slot::key_padding: return &args.key_padding;
-    case argument_slot::capture: return &args.captures[argument.index];
-    case argument_slot::scalars: return nullptr;
-    case argument_slot::output: return &args.output;
-    case argument_slot::lse: return &args.lse;
-  }
-  return nullptr;
-}
-
-template <typename Args>  // attngen_mha_args, const or not
-auto c_tensor(Args& args, const module_argument& argument) -> decltype(&args.query) {
-  switch (argument.slot) {
-    case module_slot::query: return &args.query;
-    case module_slot::key: return &args.key;
-    case module_slot::value: return &args.value;
-    case module_slot::q_weight: return &args.weights.q_weight;
-    case module_slot::k_weight: return &args.weights.k_weight;
-    case module_slot::v_weight: return &args.weights.v_weight;
-    case module_slot::q_bias: return &args.weights.q_bias;
-    case module_slot::k_bias: return &args.weights.k_bias;
-    case module_slot::v_bias: return &args.weights.v_bias;
-    case module_slot::bias_k: return &args.weights.bias_k;
-    case module_slot::bias_v: return &args.weights.bias_v;
-    case module_slot::out_weight: return &args.weights.out_weight;
-    case module_slot::out_bias: return &args.weights.out_bias;
-    case module_slot::key_padding_mask: return &args.key_padding_mask;
-    case module_slot::attn_mask: return &args.attn_mask;
-    case module_slot::output: return &args.output;
-    case module_slot::attn_weights: return &args.attn_weights;
-    case module_slot::x: case module_slot::weight: case module_slot::bias: case module_slot::linear_output:
-    case module_slot::projected_q: case module_slot::keys: case module_slot::values:
-    case module_slot::attention_result: break;
-  }
-  return nullptr;
-}
-
 // Converts every tensor slot of `table` from the C struct into the C++ one, in the schema's order
-// (the order validation checks them), naming each as validation does.
+// (the order validation checks them), naming each as validation does. The C structs' members have the
+// C++ ones' names, so one slot-to-member map (given_view) serves both.
 template <typename Table, typename From, typename To>
 status convert_tensors(const Table& table, const From& from, To& to) {
   for (const auto& argument : table)
-    if (const attngen_tensor* tensor = c_tensor(from, argument))
+    if (const attngen_tensor* tensor = given_view(from, argument))
       if (status s = convert(*tensor, argument.name.data(), *given_view(to, argument)); !s) return s;
   return {};
 }
@@ -193,7 +149,7 @@ std::int32_t weights_from_state_dict_from_c(const mha_desc& desc, const attngen_
     if (status s = weights_from_state_dict(desc, converted, viewed.weights); !s) return s;
     attngen_mha_args written{};
     for (const module_argument& argument : argument_table(desc))
-      if (parameter_name(argument) != argument.name) *c_tensor(written, argument) = to_c(*given_view(viewed, argument));
+      if (parameter_name(argument) != argument.name) *given_view(written, argument) = to_c(*given_view(viewed, argument));
     *weights = written.weights;
     return {};
   });

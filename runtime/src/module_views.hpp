@@ -1,7 +1,8 @@
 #pragma once
-// Where a module call's arguments are in attngen::mha_args: one mapping from the module schema's
-// slots (attngen/module_arguments.hpp) to the struct's members, shared by validation, the typed call
-// and the buffers a kernel is called with.
+// Where a module call's arguments are in attngen::mha_args (and attngen_mha_args, whose members
+// have the same names): one mapping from the module schema's slots (attngen/module_arguments.hpp) to
+// the struct's members, shared by validation, the typed call, the C API and the buffers a kernel is
+// called with.
 
 #include "attngen/module_arguments.hpp"
 #include "attngen/runtime/module_call.hpp"
@@ -10,7 +11,7 @@ namespace attngen::detail {
 
 // The view `args` gives for `argument`; null for the buffers between the CPU parts, which are not
 // the call's.
-template <typename Args>  // mha_args, const or not
+template <typename Args>  // mha_args or its C struct, const or not
 auto given_view(Args& args, const module_argument& argument) -> decltype(&args.query) {
   switch (argument.slot) {
     case module_slot::query: return &args.query;

@@ -3,7 +3,6 @@
 // buffers and its typed call's parameters are the schema's arguments, in its order.
 
 #include <algorithm>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/wrapper.hpp"
+#include "tests/codegen/typed_call_text.hpp"
 #include "tests/support/description_kinds.hpp"
 
 using namespace attngen;
@@ -33,19 +33,6 @@ std::vector<std::string> schema_names(const attention_desc& desc, bool as_pipeli
     const std::string prefix = as_pipeline && argument.slot == argument_slot::capture ? "capture_" : "";
     names.push_back(prefix + std::string(argument.name));
   }
-  return names;
-}
-
-// The parameters' names of the first `run(` declaration in `header` taking typed tensors.
-std::vector<std::string> typed_parameters(const std::string& header) {
-  const auto start = header.find("static attngen::status run(attngen::");
-  REQUIRE(start != std::string::npos);
-  const std::string declaration = header.substr(start, header.find(';', start) - start);
-  std::vector<std::string> names;
-  const std::regex parameter(R"((?:input_tensor|output_tensor|float) (\w+))");
-  for (auto it = std::sregex_iterator(declaration.begin(), declaration.end(), parameter); it != std::sregex_iterator();
-       ++it)
-    names.push_back((*it)[1]);
   return names;
 }
 
@@ -89,6 +76,6 @@ TEST_CASE("schema: every description kind's wrapper passes the schema's buffers 
     const int arguments = kernel_arguments(kind.desc).size();
     CHECK(count_buffers("opencl") == arguments);
     CHECK(count_buffers("general") == arguments + int(takes_table));
-    CHECK(typed_parameters(wrapper.header) == schema_names(kind.desc, false, true));
+    CHECK(testing::typed_parameters(wrapper.header) == schema_names(kind.desc, false, true));
   }
 }

@@ -4,7 +4,6 @@
 // call by the schema.
 
 #include <algorithm>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/wrapper.hpp"
 #include "attngen/module_validation.hpp"
+#include "tests/codegen/typed_call_text.hpp"
 #include "tests/support/module_description_kinds.hpp"
 
 using namespace attngen;
@@ -47,19 +47,6 @@ std::vector<std::string> schema_typed_parameters(const mha_desc& desc) {
     if (argument.slot == module_slot::q_weight) names.emplace_back("weights");
   }
   if (desc.has_dropout()) names.insert(names.end(), {"training", "seed"});
-  return names;
-}
-
-// The parameters' names of the typed `run(` declaration in `header`.
-std::vector<std::string> typed_parameters(const std::string& header) {
-  const auto start = header.find("static attngen::status run(attngen::");
-  REQUIRE(start != std::string::npos);
-  const std::string declaration = header.substr(start, header.find(';', start) - start);
-  std::vector<std::string> names;
-  const std::regex parameter(R"((?:input_tensor|output_tensor|mha_weights&|bool|std::uint64_t) (\w+))");
-  for (auto it = std::sregex_iterator(declaration.begin(), declaration.end(), parameter); it != std::sregex_iterator();
-       ++it)
-    names.push_back((*it)[1]);
   return names;
 }
 
@@ -108,6 +95,6 @@ TEST_CASE("module schema: every module kind's wrapper passes each part the schem
       CHECK((call.find("training, seed") != std::string::npos) == takes_dropout_scalars(kind.desc, part));
     }
     INFO(kind.name);
-    CHECK(typed_parameters(wrapper.header) == schema_typed_parameters(kind.desc));
+    CHECK(testing::typed_parameters(wrapper.header) == schema_typed_parameters(kind.desc));
   }
 }

@@ -19,7 +19,7 @@ TEST_CASE("module defaults are PyTorch's: bias, sequence-first, no bias_kv, no z
   STATIC_REQUIRE(encoder.weights == weights_output::none);
 }
 
-TEST_CASE("module head_dim is embed_dim / heads; kdim, vdim and kv_heads default to embed_dim and heads", "[dsl]") {
+TEST_CASE("module head_dim is embed_dim / heads, and kdim, vdim and kv_heads default to embed_dim and heads", "[dsl]") {
   STATIC_REQUIRE(encoder.head_dim() == 64);
   STATIC_REQUIRE(encoder.effective_kdim() == 512);
   STATIC_REQUIRE(encoder.effective_vdim() == 512);

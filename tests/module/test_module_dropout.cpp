@@ -34,7 +34,7 @@ std::size_t weight_index(const module_problem& p, int b, int h, int i, int colum
 
 }  // namespace
 
-TEST_CASE("dropout with the same seed gives bitwise the same output and weights; another seed differs, p 0.25") {
+TEST_CASE("dropout with the same seed gives bitwise the same output and weights, and another seed differs, p 0.25") {
   jit_module kernel(with_dropout);
   const module_result first = kernel.run(training_problem(with_dropout, 2, 19, 1234));
   const module_result again = kernel.run(training_problem(with_dropout, 2, 19, 1234));
