@@ -102,6 +102,8 @@ struct module_configuration {
   std::string_view name;
   std::string_view about;
   mha_desc desc;
+  short_list<shape, 3> jit;
+  bool jit_every_variant = false;  ///< the JIT checks every kernel variant at its calls, not only general
   short_list<shape, 3> aot;
   short_list<gpu_call, 4> gpu;
 };
@@ -569,7 +571,101 @@ inline constexpr operator_configuration operator_table[] = {
      .mlir = mlir_shapes},
 };
 
+/// The module's JIT calls: single elements, then primes that leave partial tiles and blocks, with more
+/// keys than queries.
+inline constexpr short_list<shape, 3> module_awkward_sizes = {{1, 1, 1}, {2, 5, 7}, {3, 17, 33}};
+/// The module the option-by-option parity configurations vary: E24 H4, PyTorch's defaults.
+inline constexpr mha_desc module_base = multihead_attention().embed_dim(24).heads(4);
+
 inline constexpr module_configuration module_table[] = {
+    // Option by option against PyTorch through the JIT, then in combination.
+    {.name = "mha_defaults", .about = "PyTorch's defaults: bias, sequence-first, E24 H4", .desc = module_base,
+     .jit = module_awkward_sizes},
+    {.name = "mha_without_bias", .about = "E24 H4 without bias", .desc = module_base.bias(false),
+     .jit = module_awkward_sizes},
+    {.name = "mha_batch_first", .about = "E24 H4 with batch_first tensors", .desc = module_base.batch_first(true),
+     .jit = module_awkward_sizes},
+    {.name = "mha_kdim_vdim", .about = "E24 H4 with kdim 10 and vdim 6 unlike embed_dim",
+     .desc = module_base.kdim(10).vdim(6), .jit = module_awkward_sizes},
+    {.name = "mha_self_attention", .about = "E24 H4 self-attention, given the query as key and value",
+     .desc = module_base.self_attention(true), .jit = module_awkward_sizes},
+    {.name = "mha_self_attention_gqa",
+     .about = "E24 H4/2 self-attention, batch_first, averaged weights",
+     .desc = module_base.self_attention(true).kv_heads(2).batch_first(true).need_weights(weights_output::averaged),
+     .jit = module_awkward_sizes},
+    {.name = "mha_bias_kv", .about = "E24 H4 with add_bias_kv", .desc = module_base.add_bias_kv(true),
+     .jit = module_awkward_sizes},
+    {.name = "mha_zero_attn", .about = "E24 H4 with add_zero_attn", .desc = module_base.add_zero_attn(true),
+     .jit = module_awkward_sizes},
+    {.name = "mha_bias_kv_zero_attn", .about = "E24 H4 with add_bias_kv and add_zero_attn",
+     .desc = module_base.add_bias_kv(true).add_zero_attn(true), .jit = module_awkward_sizes},
+    {.name = "mha_boolean_key_padding", .about = "E24 H4, boolean key_padding_mask (true = ignore)",
+     .desc = module_base.key_padding_mask(mask_kind::boolean), .jit = module_awkward_sizes},
+    {.name = "mha_float_key_padding", .about = "E24 H4, float key_padding_mask",
+     .desc = module_base.key_padding_mask(mask_kind::additive), .jit = module_awkward_sizes},
+    {.name = "mha_boolean_mask_l_s", .about = "E24 H4, boolean attn_mask (L, S)",
+     .desc = module_base.attn_mask(mask_kind::boolean, attn_mask_shape::l_s), .jit = module_awkward_sizes},
+    {.name = "mha_boolean_mask_bh_l_s", .about = "E24 H4, boolean attn_mask (B x H, L, S)",
+     .desc = module_base.attn_mask(mask_kind::boolean, attn_mask_shape::bh_l_s), .jit = module_awkward_sizes},
+    {.name = "mha_boolean_mask_b_h_l_s", .about = "E24 H4, boolean attn_mask (B, H, L, S)",
+     .desc = module_base.attn_mask(mask_kind::boolean, attn_mask_shape::b_h_l_s), .jit = module_awkward_sizes},
+    {.name = "mha_float_mask_l_s", .about = "E24 H4, float attn_mask (L, S)",
+     .desc = module_base.attn_mask(mask_kind::additive, attn_mask_shape::l_s), .jit = module_awkward_sizes},
+    {.name = "mha_float_mask_bh_l_s", .about = "E24 H4, float attn_mask (B x H, L, S)",
+     .desc = module_base.attn_mask(mask_kind::additive, attn_mask_shape::bh_l_s), .jit = module_awkward_sizes},
+    {.name = "mha_float_mask_b_h_l_s", .about = "E24 H4, float attn_mask (B, H, L, S)",
+     .desc = module_base.attn_mask(mask_kind::additive, attn_mask_shape::b_h_l_s), .jit = module_awkward_sizes},
+    {.name = "mha_causal_top_left", .about = "E24 H4, causal top-left (PyTorch's triangular mask), L <= S",
+     .desc = module_base.causal(top_left), .jit = module_awkward_sizes},
+    {.name = "mha_causal_bottom_right", .about = "E24 H4, causal bottom-right, L <= S",
+     .desc = module_base.causal(bottom_right), .jit = module_awkward_sizes},
+    {.name = "mha_weights_per_head", .about = "E24 H4, attention weights per head",
+     .desc = module_base.need_weights(weights_output::per_head), .jit = module_awkward_sizes},
+    {.name = "mha_weights_averaged", .about = "E24 H4, attention weights averaged over heads",
+     .desc = module_base.need_weights(weights_output::averaged), .jit = module_awkward_sizes},
+    {.name = "mha_gqa", .about = "E24 H4/2, each kv head's projection repeated in PyTorch",
+     .desc = module_base.kv_heads(2), .jit = module_awkward_sizes},
+    {.name = "mha_mqa", .about = "E24 H4/1, the kv head's projection repeated in PyTorch",
+     .desc = module_base.kv_heads(1), .jit = module_awkward_sizes},
+    {.name = "mha_dropout_inference", .about = "E24 H4, dropout p 0.5 in an inference call (PyTorch in eval mode)",
+     .desc = module_base.dropout(0.5f).need_weights(weights_output::per_head), .jit = module_awkward_sizes},
+    {.name = "mha_every_option",
+     .about = "E32 H8/2 kdim12 vdim20, bias_kv, zero key, batch_first, causal top-left, boolean key padding, "
+              "(B, H, L, S) float mask, averaged weights",
+     .desc = multihead_attention()
+                 .embed_dim(32)
+                 .heads(8)
+                 .kv_heads(2)
+                 .kdim(12)
+                 .vdim(20)
+                 .add_bias_kv(true)
+                 .add_zero_attn(true)
+                 .batch_first(true)
+                 .causal(top_left)
+                 .key_padding_mask(mask_kind::boolean)
+                 .attn_mask(mask_kind::additive, attn_mask_shape::b_h_l_s)
+                 .need_weights(weights_output::averaged),
+     .jit = module_awkward_sizes,
+     .jit_every_variant = true},
+    {.name = "mha_sequence_first_mix",
+     .about = "E24 H4/1 sequence-first, no bias, zero key, causal bottom-right, float key padding, boolean (L, S) "
+              "mask, dropout 0.3 in inference, per-head weights",
+     .desc = module_base.kv_heads(1)
+                 .bias(false)
+                 .add_zero_attn(true)
+                 .causal(bottom_right)
+                 .key_padding_mask(mask_kind::additive)
+                 .attn_mask(mask_kind::boolean, attn_mask_shape::l_s)
+                 .dropout(0.3f)
+                 .need_weights(weights_output::per_head),
+     .jit = module_awkward_sizes},
+    {.name = "mha_bf16", .about = "bf16 E24 H4, causal bottom-right, per-head weights",
+     .desc = module_base.element(dtype::bf16).causal(bottom_right).need_weights(weights_output::per_head),
+     .jit = module_awkward_sizes},
+    {.name = "mha_f16", .about = "f16 E24 H4, causal bottom-right, per-head weights",
+     .desc = module_base.element(dtype::f16).causal(bottom_right).need_weights(weights_output::per_head),
+     .jit = module_awkward_sizes},
+    // Through the real path (AOT) and on GPUs.
     {.name = "module_all_options",
      .about = "every option that changes the module's arguments or shapes: E32 H8 KVH2 kdim12 vdim20, bias_kv, "
               "zero key, batch_first, dropout, causal top-left, boolean key padding, (B x H, L, S) float mask, "
@@ -642,7 +738,9 @@ constexpr bool names_are_distinct(const Configuration (&table)[N]) {
 constexpr bool some_backend_runs(const operator_configuration& c) {
   return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.bench.empty();
 }
-constexpr bool some_backend_runs(const module_configuration& c) { return !c.aot.empty() || !c.gpu.empty(); }
+constexpr bool some_backend_runs(const module_configuration& c) {
+  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty();
+}
 template <typename Configuration, std::size_t N>
 constexpr bool every_one_runs(const Configuration (&table)[N]) {
   for (const Configuration& c : table)
