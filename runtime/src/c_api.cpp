@@ -149,7 +149,7 @@ std::int32_t weights_from_state_dict_from_c(const mha_desc& desc, const attngen_
     if (status s = weights_from_state_dict(desc, converted, viewed.weights); !s) return s;
     attngen_mha_args written{};
     for (const module_argument& argument : argument_table(desc))
-      if (parameter_name(argument) != argument.name) *given_view(written, argument) = to_c(*given_view(viewed, argument));
+      if (is_weight(argument)) *given_view(written, argument) = to_c(*given_view(viewed, argument));
     *weights = written.weights;
     return {};
   });

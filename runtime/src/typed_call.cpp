@@ -20,7 +20,7 @@ mha_args mha_args_of(const mha_desc& desc, const tensor_view* tensors, const mha
   mha_args args;
   args.weights = weights;
   for (const module_argument& argument : kernel_arguments(desc))
-    if (parameter_name(argument) == argument.name) *given_view(args, argument) = *tensors++;
+    if (!is_weight(argument)) *given_view(args, argument) = *tensors++;
   args.training = training;
   args.seed = seed;
   args.gpu = gpu;

@@ -86,7 +86,7 @@ TEST_CASE("module schema: every module kind's schema-shaped views pass the typed
     std::vector<tensor_view> tensors;
     mha_weights weights;
     for (const module_argument& argument : kernel_arguments(kind.desc)) {
-      if (parameter_name(argument) == argument.name) tensors.push_back(memory.add(argument));
+      if (!is_weight(argument)) tensors.push_back(memory.add(argument));
       else weight_named(weights, argument.name) = memory.add(argument);
     }
     const mha_args args = detail::mha_args_of(kind.desc, tensors.data(), weights, false, 0, {});

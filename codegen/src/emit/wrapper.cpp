@@ -337,8 +337,9 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
   // output buffers (attngen/module_arguments.hpp).
   auto call_of = [&](module_part part) {
     const module_argument_table buffers = part_arguments(desc, part);
-    return buffer_arguments(0, buffers.taken_inputs()) + (takes_dropout_scalars(desc, part) ? ", training, seed" : "") +
-           buffer_arguments(buffers.taken_inputs(), buffers.taken_outputs());
+    const int inputs = buffers.first_output();
+    return buffer_arguments(0, inputs) + (takes_dropout_scalars(desc, part) ? ", training, seed" : "") +
+           buffer_arguments(inputs, buffers.size() - inputs);
   };
   wrapper_kind kind;
   kind.title = "Fused multi-head attention module";
@@ -366,14 +367,14 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
   // (where the first of them is), then the dropout scalars.
   std::string tensors;
   for (const module_argument& argument : arguments) {
-    const std::string_view parameter = parameter_name(argument);
-    if (parameter != argument.name) {
+    if (is_weight(argument)) {
       if (argument.slot == module_slot::q_weight) kind.typed_parameters += ", const attngen::mha_weights& weights";
       continue;
     }
-    kind.typed_parameters += std::string(", attngen::") + (argument.is_output() ? "output_tensor " : "input_tensor ") +
-                             std::string(parameter);
-    tensors += (tensors.empty() ? "" : ", ") + std::string(parameter) + ".view";
+    const std::string parameter(argument.name);
+    kind.typed_parameters +=
+        std::string(", attngen::") + (argument.is_output() ? "output_tensor " : "input_tensor ") + parameter;
+    tensors += (tensors.empty() ? "" : ", ") + parameter + ".view";
   }
   if (dropout) kind.typed_parameters += ", bool training, std::uint64_t seed";
   kind.typed_parameters.erase(0, 2);

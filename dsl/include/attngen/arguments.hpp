@@ -92,17 +92,6 @@ struct argument_list {
       if (a.taken) list.push_back(a);
     return list;
   }
-  /// The number of taken inputs and of taken outputs.
-  constexpr int taken_inputs() const {
-    int n = 0;
-    for (const argument<Slot>& a : *this) n += int(a.taken && !a.is_output());
-    return n;
-  }
-  constexpr int taken_outputs() const {
-    int n = 0;
-    for (const argument<Slot>& a : *this) n += int(a.taken && a.is_output());
-    return n;
-  }
   /// Position of the first output.
   constexpr int first_output() const {
     int n = 0;

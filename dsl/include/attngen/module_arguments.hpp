@@ -52,6 +52,12 @@ constexpr std::string_view parameter_name(const argument<Slot>& a) {
   return dot == std::string_view::npos ? a.name : a.name.substr(dot + 1);
 }
 
+/// Whether `a` is one of the module's learned parameters, which calls pass together as one
+/// mha_weights (mha_args::weights, the typed call's `weights`).
+constexpr bool is_weight(const module_argument& a) {
+  return a.slot >= module_slot::q_weight && a.slot <= module_slot::out_bias;
+}
+
 namespace detail {
 
 /// A dimension fixed by the description.
@@ -99,6 +105,27 @@ constexpr module_argument key_padding_argument(const mha_desc& d, argument_dim k
   return make_argument(module_slot::key_padding_mask, "key_padding_mask", argument_role::input,
                        mask_type(d.key_padding, d.element_type), {batch_dim, keys}, d.key_padding != mask_kind::none,
                        "key_padding_mask");
+}
+
+/// The weights output's slot: a column per key, the appended ones after the S input keys.
+constexpr module_argument attn_weights_argument(const mha_desc& d, argument_dim keys) {
+  module_argument a = make_argument(module_slot::attn_weights, "attn_weights", argument_role::output, d.element_type,
+                                    {}, d.weights != weights_output::none, "need_weights");
+  const argument_dim queries{"L", "L", extent_source::query_length};
+  const argument_dim columns{"S'", "S' (keys with appended ones)", keys.source, 0, false, 1, d.extra_keys()};
+  if (d.weights == weights_output::per_head) {
+    a.dims[0] = batch_dim;
+    a.dims[1] = heads_dim(d.num_heads);
+    a.dims[2] = queries;
+    a.dims[3] = columns;
+    a.rank = 4;
+  } else if (d.weights == weights_output::averaged) {
+    a.dims[0] = batch_dim;
+    a.dims[1] = queries;
+    a.dims[2] = columns;
+    a.rank = 3;
+  }
+  return a;
 }
 
 }  // namespace detail
@@ -153,22 +180,7 @@ constexpr module_argument_table argument_table(const mha_desc& d) {
   t.push_back(detail::key_padding_argument(d, S));
   t.push_back(detail::attn_mask_argument(d, S));
   t.push_back(sequence(module_slot::output, "output", L, E, argument_role::output, true, {}));
-  module_argument weights = make_argument(module_slot::attn_weights, "attn_weights", argument_role::output, element,
-                                          {}, d.weights != weights_output::none, "need_weights");
-  const argument_dim columns{"S'", "S' (keys with appended ones)", S.source, 0, false, 1, d.extra_keys()};
-  if (d.weights == weights_output::per_head) {
-    weights.dims[0] = batch_dim;
-    weights.dims[1] = detail::heads_dim(d.num_heads);
-    weights.dims[2] = L;
-    weights.dims[3] = columns;
-    weights.rank = 4;
-  } else if (d.weights == weights_output::averaged) {
-    weights.dims[0] = batch_dim;
-    weights.dims[1] = L;
-    weights.dims[2] = columns;
-    weights.rank = 3;
-  }
-  t.push_back(weights);
+  t.push_back(detail::attn_weights_argument(d, S));
   return t;
 }
 
@@ -240,8 +252,7 @@ constexpr module_argument_table part_arguments(const mha_desc& d, module_part pa
         t.push_back(make_argument(module_slot::attention_result, "attention_result", output, f32,
                                   {batch_dim, L, detail::heads_dim(d.num_heads), hd}));
       else
-        for (const module_argument& a : argument_table(d))
-          if (a.slot == module_slot::attn_weights) t.push_back(a);
+        t.push_back(detail::attn_weights_argument(d, S));
       return t;
     }
   }
