@@ -51,3 +51,37 @@ TEST_CASE("each rule names its problem at run time", "[dsl]") {
 TEST_CASE("kv_heads larger than heads is rejected as not dividing it", "[dsl]") {
   STATIC_REQUIRE(!is_valid(attention().heads(4).kv_heads(8).head_dim(64)));
 }
+
+TEST_CASE("KV cache rules name their problem at run time", "[dsl][kv_cache]") {
+  CHECK(first_problem(gqa.paged_kv(12)) == "page_size must be a power of two from 1 to 256");
+  CHECK(first_problem(gqa.paged_kv(512)) == "page_size must be a power of two from 1 to 256");
+  CHECK(first_problem(gqa.paged_kv(0)) == "page_size must be a power of two from 1 to 256");
+  attention_desc page_size_alone = gqa;
+  page_size_alone.kv_page_size = 16;
+  CHECK(first_problem(page_size_alone) ==
+        "page_size is given with a paged KV cache and only then: call .paged_kv(page_size)");
+  CHECK(first_problem(gqa.kv_element(dtype::u8)) == "the KV element type must be f32, f16, bf16 or i8 (with float32 scales)");
+  CHECK(first_problem(gqa.ragged_queries().additive_mask(mask_shape::b_h_lq_lk)) ==
+        "with ragged queries the additive mask's rows are the packed queries: its shape is lq_lk ((total_q, Lk)) or "
+        "h_lq_lk ((H, total_q, Lk)), not one with a batch dimension");
+  constexpr auto per_query = tensor<capture_type::f32>("per_query", dim::query_length);
+  CHECK(first_problem(gqa.ragged_queries().capture(per_query)) ==
+        "with ragged queries a captured tensor cannot have a query_length extent (sequences differ in it); "
+        "index it by key, head, batch or a fixed extent");
+  CHECK(first_problem(gqa.paged_kv(1)).empty());
+  CHECK(first_problem(gqa.paged_kv(256).kv_element(dtype::i8).ragged_queries().attention_sinks()).empty());
+}
+
+TEST_CASE("the KV element type defaults to the element type and may differ from it", "[dsl][kv_cache]") {
+  STATIC_REQUIRE(gqa.element(dtype::bf16).effective_kv_element() == dtype::bf16);
+  STATIC_REQUIRE(gqa.element(dtype::bf16).kv_element(dtype::i8).effective_kv_element() == dtype::i8);
+  STATIC_REQUIRE(gqa.kv_element(dtype::i8).has_kv_scales());
+}
+
+TEST_CASE("a description runs per sequence with ragged queries, kv lengths or pages, and not otherwise",
+          "[dsl][kv_cache]") {
+  STATIC_REQUIRE(!gqa.has_sequence_lengths());
+  STATIC_REQUIRE(gqa.ragged_queries().has_sequence_lengths());
+  STATIC_REQUIRE(gqa.kv_lengths().has_sequence_lengths());
+  STATIC_REQUIRE(gqa.paged_kv(16).has_sequence_lengths() && gqa.paged_kv(16).has_kv_lengths());
+}

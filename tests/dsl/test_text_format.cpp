@@ -69,3 +69,43 @@ TEST_CASE("C++ form of a description is a DSL expression", "[dsl][text]") {
         "attngen::attention().heads(8).kv_heads(1).head_dim(64).v_head_dim(64)"
         ".causal(attngen::causal_alignment::top_left).scale(0x1p-3f).element(attngen::dtype::f32)");
 }
+
+TEST_CASE("text form round-trips the KV cache's knobs: ragged queries, a paged int8 cache, sinks", "[dsl][text]") {
+  const auto desc = attention()
+                        .heads(8)
+                        .kv_heads(2)
+                        .head_dim(64)
+                        .ragged_queries()
+                        .paged_kv(16)
+                        .kv_element(dtype::i8)
+                        .attention_sinks();
+  const auto parsed = parse_description(to_text(desc));
+  REQUIRE(parsed.error.empty());
+  // The text form writes v_head_dim out.
+  CHECK(parsed.desc == desc.v_head_dim(64));
+  CHECK(to_text(desc).find("queries = ragged\nkv_layout = paged\npage_size = 16\nkv_dtype = i8\nsinks = true\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("text form leaves the dense layouts' knobs out, as before there was a KV cache", "[dsl][text]") {
+  const std::string text = to_text(attention().heads(4).head_dim(32));
+  CHECK(text.find("queries") == std::string::npos);
+  CHECK(text.find("kv_layout") == std::string::npos);
+  CHECK(text.find("kv_dtype") == std::string::npos);
+  CHECK(text.find("sinks") == std::string::npos);
+}
+
+TEST_CASE("text form round-trips kv lengths with a bf16 cache", "[dsl][text]") {
+  const auto desc = attention().heads(4).kv_heads(4).head_dim(32).v_head_dim(32).kv_lengths().kv_element(dtype::bf16);
+  const auto parsed = parse_description(to_text(desc));
+  REQUIRE(parsed.error.empty());
+  CHECK(parsed.desc == desc);
+}
+
+TEST_CASE("C++ form of a KV cache description calls its setters", "[dsl][text]") {
+  const auto desc = attention().heads(4).head_dim(32).ragged_queries().paged_kv(8).kv_element(dtype::bf16).attention_sinks();
+  CHECK(to_cpp(desc) ==
+        "attngen::attention().heads(4).kv_heads(4).head_dim(32).v_head_dim(32).element(attngen::dtype::f32)"
+        ".ragged_queries().paged_kv(8).kv_element(attngen::dtype::bf16).attention_sinks()");
+  CHECK(to_cpp(attention().heads(4).head_dim(32).kv_lengths()).find(".kv_lengths()") != std::string::npos);
+}

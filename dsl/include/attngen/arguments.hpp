@@ -24,18 +24,25 @@ enum class argument_role : std::uint8_t {
 };
 
 /// The members of attngen::attention_args, one per slot of the table.
-enum class argument_slot : std::uint8_t { q, k, v, mask, key_padding, capture, scalars, output, lse };
+enum class argument_slot : std::uint8_t {
+  q, q_offsets, k, v, k_scale, v_scale, page_table, kv_lengths, sinks, mask, key_padding, capture, scalars, output, lse
+};
 
 /// Where a dimension's extent comes from.
 enum class extent_source : std::uint8_t {
   batch,         ///< B, a run-time extent
   query_length,  ///< Lq, a run-time extent
   key_length,    ///< Lk, a run-time extent
+  total_queries, ///< total_q, the packed queries of every sequence (ragged queries)
+  pages,         ///< num_pages of a paged KV cache's pools
+  max_pages,     ///< pages a page table's row holds
   description,   ///< fixed by the description: `extent`
 };
+/// How many run-time extent sources there are (those before extent_source::description).
+inline constexpr int run_time_extent_count = int(extent_source::description);
 
 /// One dimension of an argument. A run-time extent is set by the first argument in the table that
-/// has it (q sets B and Lq, k sets Lk); the others must agree with that one.
+/// has it as a dimension of its own (q sets B and Lq, k sets Lk); the others must agree with that one.
 struct argument_dim {
   std::string_view symbol;  ///< in shape contracts: "B", "Lq", "H", "D", ...
   std::string_view label;   ///< in messages: "batch", "kv heads", "head_dim", ...
@@ -67,6 +74,10 @@ struct argument {
   bool taken = true;         ///< whether this description takes it
   bool optional = false;     ///< whether some description leaves it out
   std::string_view feature;  ///< of an optional slot: what a description adds to take it
+  /// Read by the runtime too, to split the call into sequences: in host memory even for a call on a GPU.
+  bool host_only = false;
+  /// May span more than 2^31 elements (a KV cache's pools): the kernel addresses it with 64 bits.
+  bool large = false;
 
   constexpr bool is_output() const { return role != argument_role::input; }
 };
@@ -102,7 +113,7 @@ struct argument_list {
 
 /// Every slot of an attention call: one per argument_slot, the captures' one per captured tensor
 /// (argument_table past this capacity does not compile).
-inline constexpr int attention_slot_count = 8 + capture_table::max_tensors;
+inline constexpr int attention_slot_count = 14 + capture_table::max_tensors;
 using attention_argument_table = argument_list<argument_slot, attention_slot_count>;
 
 namespace detail {
@@ -110,7 +121,17 @@ namespace detail {
 inline constexpr argument_dim batch_dim{"B", "batch", extent_source::batch};
 inline constexpr argument_dim query_length_dim{"Lq", "Lq", extent_source::query_length};
 inline constexpr argument_dim key_length_dim{"Lk", "Lk", extent_source::key_length};
+inline constexpr argument_dim total_queries_dim{"total_q", "total_q", extent_source::total_queries};
 constexpr argument_dim heads_dim(int h) { return {"H", "heads", extent_source::description, h, true}; }
+
+/// The key dimension of tensors indexed by a sequence's keys (masks, key padding, captures): Lk, or
+/// with a paged cache the keys a page table's row holds, max_pages x page_size.
+constexpr argument_dim key_capacity_dim(const attention_desc& d) {
+  if (!d.is_paged()) return key_length_dim;
+  return {"Lk", "Lk (max_pages x page_size)", extent_source::max_pages, 0, false, d.kv_page_size, 0};
+}
+/// The query dimension of tensors indexed by queries (masks): Lq, or the packed total_q.
+constexpr argument_dim query_dim(const attention_desc& d) { return d.is_ragged() ? total_queries_dim : query_length_dim; }
 
 template <typename Slot>
 constexpr argument<Slot> make_argument(Slot slot, std::string_view name, argument_role role, dtype type,
@@ -128,19 +149,31 @@ constexpr argument<Slot> make_argument(Slot slot, std::string_view name, argumen
   return a;
 }
 
-/// The dimensions of the additive mask of shape `s`.
-constexpr void add_mask_dims(kernel_argument& a, mask_shape s, int heads) {
+struct cache_tensor {
+  argument_slot slot;
+  std::string_view name;
+  argument_dim feature;
+};
+struct cache_scale {
+  argument_slot slot;
+  std::string_view name;
+};
+
+/// The dimensions of the additive mask of `d`: its shape's, its rows the packed queries when ragged
+/// and its keys a paged cache's capacity.
+constexpr void add_mask_dims(kernel_argument& a, const attention_desc& d) {
   const argument_dim one{"1", "heads (broadcast)", extent_source::description, 1, true};
-  switch (s) {
-    case mask_shape::lq_lk: a.dims[0] = query_length_dim; a.dims[1] = key_length_dim; a.rank = 2; return;
+  const argument_dim queries = query_dim(d), keys = key_capacity_dim(d);
+  switch (d.additive_mask_shape) {
+    case mask_shape::lq_lk: a.dims[0] = queries; a.dims[1] = keys; a.rank = 2; return;
     case mask_shape::h_lq_lk:
-      a.dims[0] = heads_dim(heads); a.dims[1] = query_length_dim; a.dims[2] = key_length_dim; a.rank = 3; return;
+      a.dims[0] = heads_dim(d.num_heads); a.dims[1] = queries; a.dims[2] = keys; a.rank = 3; return;
     case mask_shape::b_h_lq_lk:
     case mask_shape::b_1_lq_lk:
       a.dims[0] = batch_dim;
-      a.dims[1] = s == mask_shape::b_h_lq_lk ? heads_dim(heads) : one;
-      a.dims[2] = query_length_dim;
-      a.dims[3] = key_length_dim;
+      a.dims[1] = d.additive_mask_shape == mask_shape::b_h_lq_lk ? heads_dim(d.num_heads) : one;
+      a.dims[2] = queries;
+      a.dims[3] = keys;
       a.rank = 4;
       return;
     case mask_shape::none: a.rank = 0; return;
@@ -166,7 +199,7 @@ constexpr kernel_argument capture_argument(const attention_desc& d, int n) {
       case extent_kind::batch: a.dims[k] = batch_dim; break;
       case extent_kind::heads: a.dims[k] = heads_dim(d.num_heads); break;
       case extent_kind::query_length: a.dims[k] = query_length_dim; break;
-      case extent_kind::key_length: a.dims[k] = key_length_dim; break;
+      case extent_kind::key_length: a.dims[k] = key_capacity_dim(d); break;
       case extent_kind::fixed: a.dims[k] = {"n", "declared extent", extent_source::description, e.size}; break;
     }
   }
@@ -176,37 +209,81 @@ constexpr kernel_argument capture_argument(const attention_desc& d, int n) {
 
 }  // namespace detail
 
-/// Every slot of a call of `d`'s kernel, in the generated function's order: q, k, v, [mask],
-/// [key_padding], [captured tensors], [captured scalars], then the outputs output, [lse].
-/// Captured scalars reach the kernel as one float32 vector (attention_args::scalars).
+/// Every slot of a call of `d`'s kernel, in the generated function's order: q, [q_offsets], k, v,
+/// [k_scale, v_scale], [page_table], [kv_lengths], [sinks], [mask], [key_padding], [captured tensors],
+/// [captured scalars], then the outputs output, [lse]. Captured scalars reach the kernel as one float32
+/// vector (attention_args::scalars).
 constexpr attention_argument_table argument_table(const attention_desc& d) {
   using detail::batch_dim, detail::query_length_dim, detail::key_length_dim, detail::heads_dim, detail::make_argument;
   const int H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim, Dv = d.effective_v_head_dim();
   const argument_dim head_dim{"D", "head_dim", extent_source::description, D};
   const argument_dim v_head_dim{"Dv", "v head_dim", extent_source::description, Dv};
   const argument_dim kv_heads{"KVH", "kv heads", extent_source::description, KVH, true};
-  const dtype element = d.element_type;
+  const argument_dim pages{"num_pages", "pages", extent_source::pages, 0, true};
+  const argument_dim page_size{"page_size", "page_size", extent_source::description, d.kv_page_size};
+  const argument_dim max_pages{"max_pages", "pages per sequence", extent_source::max_pages, 0, true};
+  const argument_dim sequences_plus_one{"B + 1", "offsets (batch + 1)", extent_source::batch, 0, true, 1, 1};
+  const argument_dim queries = detail::query_dim(d);
+  // A token's place in the cache: (B, Lk) dense, (num_pages, page_size) paged.
+  const argument_dim token_outer = d.is_paged() ? pages : batch_dim;
+  const argument_dim token_inner = d.is_paged() ? page_size : key_length_dim;
+  const dtype element = d.element_type, kv_element = d.effective_kv_element();
   attention_argument_table t;
-  t.push_back(make_argument(argument_slot::q, "q", argument_role::input, element,
-                            {batch_dim, query_length_dim, heads_dim(H), head_dim}));
-  t.push_back(make_argument(argument_slot::k, "k", argument_role::input, element,
-                            {batch_dim, key_length_dim, kv_heads, head_dim}));
-  t.push_back(make_argument(argument_slot::v, "v", argument_role::input, element,
-                            {batch_dim, key_length_dim, kv_heads, v_head_dim}));
+  if (d.is_ragged())
+    t.push_back(make_argument(argument_slot::q, "q", argument_role::input, element, {queries, heads_dim(H), head_dim}));
+  else
+    t.push_back(make_argument(argument_slot::q, "q", argument_role::input, element,
+                              {batch_dim, query_length_dim, heads_dim(H), head_dim}));
+  kernel_argument offsets = make_argument(argument_slot::q_offsets, "q_offsets", argument_role::input, dtype::i32,
+                                          {sequences_plus_one}, d.is_ragged(), "ragged queries");
+  offsets.host_only = true;
+  t.push_back(offsets);
+  for (const auto& [slot, name, feature_dim] : {detail::cache_tensor{argument_slot::k, "k", head_dim},
+                                                detail::cache_tensor{argument_slot::v, "v", v_head_dim}}) {
+    kernel_argument pool = make_argument(slot, name, argument_role::input, kv_element,
+                                         {token_outer, token_inner, kv_heads, feature_dim});
+    pool.large = d.is_paged();
+    t.push_back(pool);
+  }
+  for (const auto& [slot, name] : {detail::cache_scale{argument_slot::k_scale, "k_scale"},
+                                   detail::cache_scale{argument_slot::v_scale, "v_scale"}}) {
+    kernel_argument scales = make_argument(slot, name, argument_role::input, dtype::f32,
+                                           {token_outer, token_inner, kv_heads}, d.has_kv_scales(),
+                                           "int8 keys and values");
+    scales.large = d.is_paged();
+    t.push_back(scales);
+  }
+  kernel_argument table = make_argument(argument_slot::page_table, "page_table", argument_role::input, dtype::i32,
+                                        {batch_dim, max_pages}, d.is_paged(), "paged KV cache");
+  table.host_only = true;
+  t.push_back(table);
+  kernel_argument lengths = make_argument(argument_slot::kv_lengths, "kv_lengths", argument_role::input, dtype::i32,
+                                          {batch_dim}, d.has_kv_lengths(), "per-sequence kv lengths");
+  lengths.host_only = true;
+  t.push_back(lengths);
+  t.push_back(make_argument(argument_slot::sinks, "sinks", argument_role::input, dtype::f32, {heads_dim(H)},
+                            d.has_sinks, "attention sinks"));
   kernel_argument mask = make_argument(argument_slot::mask, "mask", argument_role::input, element, {},
                                        d.has_additive_mask(), "additive mask");
-  detail::add_mask_dims(mask, d.additive_mask_shape, H);
+  detail::add_mask_dims(mask, d);
   t.push_back(mask);
   t.push_back(make_argument(argument_slot::key_padding, "key_padding", argument_role::input, dtype::u8,
-                            {batch_dim, key_length_dim}, d.has_key_padding_mask(), "key-padding mask"));
+                            {batch_dim, detail::key_capacity_dim(d)}, d.has_key_padding_mask(), "key-padding mask"));
   for (int n = 0; n < capture_table::max_tensors; ++n) t.push_back(detail::capture_argument(d, n));
   t.push_back(make_argument(argument_slot::scalars, "scalars", argument_role::input, dtype::f32,
                             {{"S", "captured scalars", extent_source::description, d.captures.scalar_count, true}},
                             d.captures.scalar_count > 0, "captured scalar"));
-  t.push_back(make_argument(argument_slot::output, "output", argument_role::output, element,
-                            {batch_dim, query_length_dim, heads_dim(H), v_head_dim}));
-  t.push_back(make_argument(argument_slot::lse, "lse", argument_role::output, dtype::f32,
-                            {batch_dim, heads_dim(H), query_length_dim}, d.lse_output, "log-sum-exp output"));
+  if (d.is_ragged()) {
+    t.push_back(make_argument(argument_slot::output, "output", argument_role::output, element,
+                              {queries, heads_dim(H), v_head_dim}));
+    t.push_back(make_argument(argument_slot::lse, "lse", argument_role::output, dtype::f32, {heads_dim(H), queries},
+                              d.lse_output, "log-sum-exp output"));
+  } else {
+    t.push_back(make_argument(argument_slot::output, "output", argument_role::output, element,
+                              {batch_dim, query_length_dim, heads_dim(H), v_head_dim}));
+    t.push_back(make_argument(argument_slot::lse, "lse", argument_role::output, dtype::f32,
+                              {batch_dim, heads_dim(H), query_length_dim}, d.lse_output, "log-sum-exp output"));
+  }
   return t;
 }
 

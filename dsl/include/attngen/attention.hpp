@@ -17,6 +17,12 @@
 ///
 /// Masked keys (causal, key padding, additive mask values <= -1e38 including -inf) get weight exactly 0.
 /// A row whose keys are all masked yields output 0 and log-sum-exp -inf (PyTorch yields NaN there).
+///
+/// With ragged queries or per-sequence kv lengths (a KV cache), each sequence b is its own problem of
+/// Lq_b queries and Lk_b keys: causality, masks' and modifiers' positions (q, kv) and lengths (q_len,
+/// kv_len) are the sequence's own, so bottom-right causality puts query i at position Lk_b - Lq_b + i.
+/// Attention sinks add exp(sink_h) to each row's denominator: a row with no visible key yields 0 and
+/// log-sum-exp sink_h.
 
 #include "attngen/dtype.hpp"
 #include "attngen/modifiers.hpp"
@@ -57,6 +63,30 @@ enum class padding_polarity : std::uint8_t {
 inline constexpr padding_polarity true_means_ignore = padding_polarity::true_means_ignore;
 inline constexpr padding_polarity true_means_keep = padding_polarity::true_means_keep;
 
+/// How a batch's queries are laid out.
+enum class query_layout : std::uint8_t {
+  dense,   ///< (B, Lq, H, D): every sequence has Lq queries
+  /// (total_q, H, D), the sequences' queries packed one after another, with (B + 1) int32 q_offsets:
+  /// sequence b's queries are rows q_offsets[b] to q_offsets[b + 1] - 1 (FlashAttention's cu_seqlens_q);
+  /// a sequence may have none.
+  ragged,
+};
+
+/// How a batch's keys and values are laid out: the KV cache.
+enum class kv_layout : std::uint8_t {
+  dense,    ///< (B, Lk, KVH, D): every sequence has Lk keys
+  /// (B, Lk, KVH, D) with (B) int32 kv_lengths: sequence b's keys are its first kv_lengths[b]; the
+  /// others do not exist for it (no mask, no work).
+  lengths,
+  /// Pools (num_pages, page_size, KVH, D) of pages, a (B, max_pages) int32 page table and (B) int32
+  /// kv_lengths: sequence b's key j is row j % page_size of page page_table[b][j / page_size]. Pages may
+  /// come in any order and be shared between sequences; entries past a sequence's last page are not read.
+  paged,
+};
+
+/// Largest page of a paged KV cache (pages hold a power of two of tokens, 1 to this).
+inline constexpr int max_page_size = 256;
+
 /// A complete description of one attention kernel. A structural type, so it can be a template argument.
 /// Build it with `attngen::attention()` and the chained setters; read it through the `effective_*`
 /// accessors, which apply the defaults.
@@ -74,6 +104,12 @@ struct attention_desc {
   float scale_value = 0.0f;     ///< used only when has_scale; otherwise 1/sqrt(head_dim)
   bool lse_output = false;
   dtype element_type = dtype::f32;
+  query_layout queries = query_layout::dense;
+  kv_layout kv = kv_layout::dense;
+  int kv_page_size = unset;       ///< tokens per page; with kv_layout::paged
+  bool kv_element_given = false;
+  dtype kv_element_type = dtype::f32;  ///< used only when kv_element_given; otherwise element_type
+  bool has_sinks = false;
   modifier_graph score_modifier;  ///< empty: the score is q.k * scale
   modifier_graph mask_modifier;   ///< empty: no mask_mod
   capture_table captures;         ///< run-time tensors and scalars the modifiers read
@@ -98,6 +134,29 @@ struct attention_desc {
   constexpr attention_desc return_lse() const { auto d = *this; d.lse_output = true; return d; }
   /// Element type of Q, K, V, additive mask and output.
   constexpr attention_desc element(dtype t) const { auto d = *this; d.element_type = t; return d; }
+  /// Queries packed as (total_q, H, D) with (B + 1) int32 q_offsets (query_layout::ragged); the
+  /// output is packed the same way, the log-sum-exp (H, total_q).
+  constexpr attention_desc ragged_queries() const { auto d = *this; d.queries = query_layout::ragged; return d; }
+  /// Keys and values (B, Lk, KVH, D) with (B) int32 kv_lengths: each sequence's own key count.
+  constexpr attention_desc kv_lengths() const { auto d = *this; d.kv = kv_layout::lengths; return d; }
+  /// A paged KV cache of pages of `page_size` tokens (a power of two, 1 to 256): see kv_layout::paged.
+  constexpr attention_desc paged_kv(int page_size) const {
+    auto d = *this;
+    d.kv = kv_layout::paged;
+    d.kv_page_size = page_size;
+    return d;
+  }
+  /// Element type of K and V when it differs from the queries': f32, f16, bf16, or i8 with a float32
+  /// scale per (token, kv head) in k_scale and v_scale (symmetric: the value is scale x the integer).
+  constexpr attention_desc kv_element(dtype t) const {
+    auto d = *this;
+    d.kv_element_given = true;
+    d.kv_element_type = t;
+    return d;
+  }
+  /// A learned logit per query head, (H) float32 `sinks`, that joins every row's softmax denominator
+  /// and attends to nothing: out = sum_j exp(s_j) v_j / (exp(sink_h) + sum_j exp(s_j)).
+  constexpr attention_desc attention_sinks() const { auto d = *this; d.has_sinks = true; return d; }
   /// Replaces the scaled score by a number expression of score, b, h, q, kv (attngen/modifiers.hpp).
   template <value_kind K>
   constexpr attention_desc score_mod(const expr<K>& e) const {
@@ -139,6 +198,15 @@ struct attention_desc {
   constexpr bool is_causal() const { return causal_mode != causal_alignment::none; }
   constexpr bool has_additive_mask() const { return additive_mask_shape != mask_shape::none; }
   constexpr bool has_key_padding_mask() const { return key_padding != padding_polarity::none; }
+  constexpr dtype effective_kv_element() const { return kv_element_given ? kv_element_type : element_type; }
+  constexpr bool is_ragged() const { return queries == query_layout::ragged; }
+  constexpr bool is_paged() const { return kv == kv_layout::paged; }
+  /// Each sequence has its own key count (kv_lengths).
+  constexpr bool has_kv_lengths() const { return kv != kv_layout::dense; }
+  /// Sequences differ in their query or key counts, so the kernel runs sequence by sequence.
+  constexpr bool has_sequence_lengths() const { return is_ragged() || has_kv_lengths(); }
+  /// Keys and values are int8 with float32 scales.
+  constexpr bool has_kv_scales() const { return effective_kv_element() == dtype::i8; }
   constexpr bool has_score_mod() const { return !score_modifier.empty(); }
   constexpr bool has_mask_mod() const { return !mask_modifier.empty(); }
 

@@ -60,7 +60,63 @@
   KNOB(enum_knob<&attention_desc::element_type, dtype_spellings>("dtype", "element"))                           \
   RULE(element_type_is_float,                                                                                  \
        d.element_type == dtype::f32 || d.element_type == dtype::f16 || d.element_type == dtype::bf16,          \
-       "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)")
+       "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)")            \
+  /* Setters without an argument: .ragged_queries(), .kv_lengths(); paged_kv(n) is page_size's. */          \
+  KNOB(knob<attention_desc>{                                                                                   \
+      "queries", "ragged_queries",                                                                             \
+      [](const attention_desc& d) { return d.is_ragged() ? std::string("ragged") : ""; },                     \
+      [](std::string_view value, attention_desc& d) { return parse_spelling(query_layout_spellings, value, d.queries); }, \
+      [](const attention_desc& d) -> std::optional<std::string> {                                              \
+        if (!d.is_ragged()) return std::nullopt;                                                               \
+        return std::string();                                                                                  \
+      }})                                                                                                      \
+  RULE(ragged_masks_packed,                                                                                    \
+       !d.is_ragged() || d.additive_mask_shape == mask_shape::none ||                                          \
+           d.additive_mask_shape == mask_shape::lq_lk || d.additive_mask_shape == mask_shape::h_lq_lk,         \
+       "with ragged queries the additive mask's rows are the packed queries: its shape is lq_lk "              \
+       "((total_q, Lk)) or h_lq_lk ((H, total_q, Lk)), not one with a batch dimension")                        \
+  RULE(ragged_captures_not_per_query, !d.is_ragged() || !detail::captures_span_queries(d.captures),           \
+       "with ragged queries a captured tensor cannot have a query_length extent (sequences differ in it); "    \
+       "index it by key, head, batch or a fixed extent")                                                       \
+  KNOB(knob<attention_desc>{                                                                                   \
+      "kv_layout", "kv_lengths",                                                                               \
+      [](const attention_desc& d) { return d.has_kv_lengths() ? std::string(spell(kv_layout_spellings, d.kv)) : ""; }, \
+      [](std::string_view value, attention_desc& d) { return parse_spelling(kv_layout_spellings, value, d.kv); }, \
+      [](const attention_desc& d) -> std::optional<std::string> {                                              \
+        if (d.kv != kv_layout::lengths) return std::nullopt;                                                   \
+        return std::string();                                                                                  \
+      }})                                                                                                      \
+  KNOB(integer_knob<&attention_desc::kv_page_size, &attention_desc::kv_page_size, written::when_set,           \
+                    written::when_set>("page_size", "paged_kv"))                                               \
+  RULE(page_size_with_paged_kv, d.is_paged() == (d.kv_page_size != attention_desc::unset),                     \
+       "page_size is given with a paged KV cache and only then: call .paged_kv(page_size)")                   \
+  RULE(page_size_power_of_two,                                                                                 \
+       !d.is_paged() || (d.kv_page_size >= 1 && d.kv_page_size <= max_page_size &&                             \
+                         (d.kv_page_size & (d.kv_page_size - 1)) == 0),                                        \
+       "page_size must be a power of two from 1 to 256")                                                       \
+  /* The KV element type is two members: whether one is given, and which. */                                  \
+  KNOB(knob<attention_desc>{                                                                                   \
+      "kv_dtype", "kv_element",                                                                                \
+      [](const attention_desc& d) { return d.kv_element_given ? std::string(name_of(d.kv_element_type)) : ""; }, \
+      [](std::string_view value, attention_desc& d) {                                                          \
+        d.kv_element_given = true;                                                                             \
+        return parse_spelling(kv_dtype_spellings, value, d.kv_element_type);                                   \
+      },                                                                                                       \
+      [](const attention_desc& d) -> std::optional<std::string> {                                              \
+        if (!d.kv_element_given) return std::nullopt;                                                          \
+        return format_enum<kv_dtype_spellings>(d.kv_element_type, true);                                       \
+      }})                                                                                                      \
+  RULE(kv_element_type_valid,                                                                                  \
+       d.effective_kv_element() == dtype::f32 || d.effective_kv_element() == dtype::f16 ||                     \
+           d.effective_kv_element() == dtype::bf16 || d.effective_kv_element() == dtype::i8,                   \
+       "the KV element type must be f32, f16, bf16 or i8 (with float32 scales)")                               \
+  KNOB(knob<attention_desc>{"sinks", "attention_sinks",                                                        \
+                            [](const attention_desc& d) { return d.has_sinks ? std::string("true") : ""; },    \
+                            [](std::string_view value, attention_desc& d) { return read_flag(value, d.has_sinks); }, \
+                            [](const attention_desc& d) -> std::optional<std::string> {                        \
+                              if (!d.has_sinks) return std::nullopt;                                           \
+                              return std::string();                                                            \
+                            }})
 
 /// Expansions of a knob table: its entries (KNOB) alone, or its rules (RULE) alone.
 #define ATTNGEN_KNOB_ENTRY(...) __VA_ARGS__,

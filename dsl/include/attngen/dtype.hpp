@@ -6,13 +6,15 @@
 
 namespace attngen {
 
-/// Element type of Q, K, V, the additive mask and the output. Accumulation is always float32.
+/// Element type of Q, K, V, the additive mask and the output (K and V may differ: a KV cache's element
+/// type). Accumulation is always float32.
 enum class dtype : std::uint8_t {
   f32,   ///< IEEE binary32
   f16,   ///< IEEE binary16
   bf16,  ///< bfloat16 (the top half of a binary32)
   u8,    ///< one byte per element; used for boolean masks (0 = false, anything else = true)
   i32,   ///< 32-bit signed integer; used for captured integer tensors (document ids and the like)
+  i8,    ///< 8-bit signed integer; keys and values of a quantised KV cache, each row with a float32 scale
 };
 
 /// Bytes per element.
@@ -23,6 +25,7 @@ constexpr int size_of(dtype t) {
     case dtype::bf16: return 2;
     case dtype::u8: return 1;
     case dtype::i32: return 4;
+    case dtype::i8: return 1;
   }
   return 0;
 }
@@ -35,6 +38,7 @@ constexpr std::string_view name_of(dtype t) {
     case dtype::bf16: return "bf16";
     case dtype::u8: return "u8";
     case dtype::i32: return "i32";
+    case dtype::i8: return "i8";
   }
   return "?";
 }

@@ -154,9 +154,9 @@ constexpr auto float_knob(std::string_view key, std::string_view setter) {
 }
 
 /// An enumeration knob (format_enum).
-template <auto Member, auto& Table, written Cpp = written::always>
+template <auto Member, auto& Table, written Cpp = written::always, written Text = written::always>
 constexpr auto enum_knob(std::string_view key, std::string_view setter) {
-  return make_knob<Member, Member, written::always, Cpp, &format_enum<Table>, &read_enum<Table>>(key, setter);
+  return make_knob<Member, Member, Text, Cpp, &format_enum<Table>, &read_enum<Table>>(key, setter);
 }
 
 /// The text form's lines of the knobs of `d`, in table order.

@@ -477,6 +477,14 @@ constexpr bool capture_names_valid(const capture_table& c) {
   return true;
 }
 
+/// Whether a captured tensor has a query_length extent.
+constexpr bool captures_span_queries(const capture_table& c) {
+  for (int n = 0; n < c.tensor_count; ++n)
+    for (int d = 0; d < c.tensors[n].rank; ++d)
+      if (c.tensors[n].extents[d].kind == extent_kind::query_length) return true;
+  return false;
+}
+
 constexpr bool capture_extents_valid(const capture_table& c) {
   for (int n = 0; n < c.tensor_count; ++n)
     for (int d = 0; d < c.tensors[n].rank; ++d)

@@ -5,7 +5,8 @@
 /// Text form: one `key = value` per line (or several separated by `;`), `#` starts a comment. Keys: heads, kv_heads, head_dim,
 /// v_head_dim, causal (none|top_left|bottom_right), additive_mask (none|lq_lk|h_lq_lk|b_h_lq_lk|b_1_lq_lk),
 /// key_padding (none|true_means_ignore|true_means_keep), scale (a number or `default`), lse (true|false),
-/// dtype (f32|f16|bf16), and for modifiers (attngen/modifier_text_format.hpp) tensor and scalar
+/// dtype (f32|f16|bf16), queries (dense|ragged), kv_layout (dense|lengths|paged), page_size,
+/// kv_dtype (f32|f16|bf16|i8), sinks (true|false), and for modifiers (attngen/modifier_text_format.hpp) tensor and scalar
 /// (declarations, in order, before the modifiers that read them), score_mod and mask_mod. Omitted keys
 /// keep their defaults.
 
@@ -36,6 +37,12 @@ inline constexpr enum_spelling<padding_polarity> padding_spellings[] = {
     {padding_polarity::true_means_keep, "true_means_keep"}};
 inline constexpr enum_spelling<dtype> dtype_spellings[] = {
     {dtype::f32, "f32"}, {dtype::f16, "f16"}, {dtype::bf16, "bf16"}};
+inline constexpr enum_spelling<dtype> kv_dtype_spellings[] = {
+    {dtype::f32, "f32"}, {dtype::f16, "f16"}, {dtype::bf16, "bf16"}, {dtype::i8, "i8"}};
+inline constexpr enum_spelling<query_layout> query_layout_spellings[] = {
+    {query_layout::dense, "dense"}, {query_layout::ragged, "ragged"}};
+inline constexpr enum_spelling<kv_layout> kv_layout_spellings[] = {
+    {kv_layout::dense, "dense"}, {kv_layout::lengths, "lengths"}, {kv_layout::paged, "paged"}};
 
 inline std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -98,6 +105,8 @@ constexpr std::string_view scope_of(causal_alignment) { return "attngen::causal_
 constexpr std::string_view scope_of(mask_shape) { return "attngen::mask_shape::"; }
 constexpr std::string_view scope_of(padding_polarity) { return "attngen::padding_polarity::"; }
 constexpr std::string_view scope_of(dtype) { return "attngen::dtype::"; }
+constexpr std::string_view scope_of(query_layout) { return "attngen::query_layout::"; }
+constexpr std::string_view scope_of(kv_layout) { return "attngen::kv_layout::"; }
 
 namespace detail {
 

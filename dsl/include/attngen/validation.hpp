@@ -66,8 +66,9 @@ constexpr bool capture_names_free(const capture_table& c) {
   RULE(capture_names_valid, detail::capture_names_valid(d.captures),                                     \
        "captured tensors and scalars need distinct names: identifiers of at most 15 characters")         \
   RULE(capture_names_free, detail::capture_names_free(d.captures),                                       \
-       "a captured tensor or scalar cannot be named q, k, v, mask, key_padding, output, lse, gpu, tensors, "   \
-       "scalars, description or a C++ keyword: the generated typed call has parameters of those names")      \
+       "a captured tensor or scalar cannot be named q, k, v, mask, key_padding, output, lse, q_offsets, "     \
+       "k_scale, v_scale, page_table, kv_lengths, sinks, gpu, tensors, scalars, description or a C++ keyword: " \
+       "the generated typed call has parameters of those names")                                              \
   RULE(capture_extents_valid, detail::capture_extents_valid(d.captures),                                 \
        "a captured tensor's fixed extent must be at least 1")                                            \
   RULE(modifier_integers_exact,                                                                          \
