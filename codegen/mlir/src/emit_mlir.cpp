@@ -121,7 +121,7 @@ class attention_emission {
       extents.push_back(dim.source == extent_source::description ? std::to_string(dim.extent) : "?");
     }
     switch (argument.type) {
-      case dtype::u8: return tensor_type(extents, "i8");
+      case dtype::u8: case dtype::i8: return tensor_type(extents, "i8");
       case dtype::i32: return tensor_type(extents, "i32");
       case dtype::f32: return tensor_type(extents, "f32");
       case dtype::f16: case dtype::bf16: break;
@@ -400,6 +400,10 @@ class attention_emission {
 std::string emit_mlir(const attention_desc& desc, std::string_view function_name, const mlir_options& options) {
   if (const std::string_view problem = first_problem(desc); !problem.empty())
     throw std::invalid_argument("emit_mlir: invalid description: " + std::string(problem));
+  if (desc.has_sequence_lengths() || desc.effective_kv_element() != desc.element_type || desc.has_sinks)
+    throw std::invalid_argument(
+        "emit_mlir: the MLIR export covers dense batches of one element type without sinks; this description has "
+        "ragged queries, per-sequence kv lengths, a KV element type of its own or attention sinks");
   return attention_emission(desc, function_name, options).emit();
 }
 

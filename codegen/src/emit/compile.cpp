@@ -10,6 +10,7 @@
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/argument_checks.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
+#include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/schedule_module.hpp"
 #include "attngen/codegen/schedule_cpu.hpp"
 #include "attngen/codegen/schedule_gpu.hpp"
@@ -62,10 +63,10 @@ resolved_request resolve(const kernel_request& request) {
         throw std::runtime_error("f16 kernels for OpenCL need devices with cl_khr_fp16: add the cl_half feature, e.g. " +
                                  t.to_string() + "-cl_half");
       r.gpu_apis.push_back(api);
-      r.gpu_targets.push_back(kernel_target(t));
+      r.gpu_targets.push_back(target_for(kernel_target(t), r.op));
       r.gpu_target_names.push_back(t.to_string());
     } else {
-      r.targets.push_back(kernel_target(t));
+      r.targets.push_back(target_for(kernel_target(t), r.op));
       r.target_names.push_back(t.to_string());
     }
   }

@@ -175,47 +175,48 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << "  static constexpr " << kind.entry_type << " variants[] = {";
   for (std::size_t v = 0; v < kind.variants.size(); ++v)
     c << (v ? ", " : "") << (kind.variants[v].part.empty() ? "nullptr" : "&" + call(kind.variants[v].part));
-  c << "};\n"
-    << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
-  if (!kind.visibility.part.empty()) {
-    std::vector<visibility_layout> layouts;
-    for (const auto& target_tiles : kind.visibility_tiles) layouts.push_back(visibility_table_layout(target_tiles));
-    c << "  // Each variant's finest tiles over the targets (queries, keys), and each target's tiles in them.\n"
-      << "  static constexpr int grids[][2] = {";
-    for (std::size_t v = 0; v < layouts.size(); ++v)
-      c << (v ? ", " : "") << "{" << layouts[v].finest.queries << ", " << layouts[v].finest.keys << "}";
-    c << "};\n  static constexpr attngen::detail::visibility_ratio ratios[][" << kind.visibility_tiles[0].size()
-      << "] = {";
-    for (std::size_t v = 0; v < layouts.size(); ++v) {
-      c << (v ? ", " : "") << "{";
-      for (std::size_t t = 0; t < layouts[v].ratios.size(); ++t)
-        c << (t ? ", " : "") << "{" << layouts[v].ratios[t].tiles << ", " << layouts[v].ratios[t].blocks << "}";
-      c << "}";
-    }
-    c << "};\n";
-  }
+  c << "};\n";
   auto gpu_entry = [&](const char* api) {
     for (const auto& f : kind.gpu)
       if (f.part == api) return "&" + call(f.part);
     return std::string("nullptr");
   };
-  // A module's CPU code is its variant's attention between the parts every variant shares, each
-  // named by its part (attngen::detail::module_cpu_parts).
-  std::string cpu_entry = "variants[int(variant)]";
   if (kind.module) {
-    cpu_entry = "{.attention = " + cpu_entry;
+    // A module's CPU code is its variant's attention between the parts every variant shares, each
+    // named by its part (attngen::detail::module_cpu_parts).
+    c << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
+    std::string cpu_entry = "{.attention = variants[int(variant)]";
     for (const auto& f : kind.shared) cpu_entry += ", ." + f.part + " = &" + call(f.part);
     cpu_entry += "}";
+    c << "  const " << kind.entries_type << " entries{" << cpu_entry << ", " << gpu_entry("cuda") << ", "
+      << gpu_entry("opencl") << "};\n"
+      << "  return " << kind.run_function << "(description, args, entries);\n}\n";
+  } else {
+    // An operator's runtime picks the variant per call, or per sequence where sequences differ.
+    std::string visibility = "nullptr";
+    if (!kind.visibility.part.empty()) {
+      std::vector<visibility_layout> layouts;
+      for (const auto& target_tiles : kind.visibility_tiles) layouts.push_back(visibility_table_layout(target_tiles));
+      c << "  // Each variant's table: its finest tiles over the targets, and each target's tiles in them.\n"
+        << "  static constexpr attngen::detail::visibility_ratio ratios[][" << kind.visibility_tiles[0].size() << "] = {";
+      for (std::size_t v = 0; v < layouts.size(); ++v) {
+        c << (v ? ", " : "") << "{";
+        for (std::size_t t = 0; t < layouts[v].ratios.size(); ++t)
+          c << (t ? ", " : "") << "{" << layouts[v].ratios[t].tiles << ", " << layouts[v].ratios[t].blocks << "}";
+        c << "}";
+      }
+      c << "};\n  static constexpr attngen::detail::visibility_entry visibility[] = {";
+      for (std::size_t v = 0; v < layouts.size(); ++v)
+        c << (v ? ",\n      " : "\n      ") << "{&" << call(kind.visibility.part) << ", " << layouts[v].finest.queries
+          << ", " << layouts[v].finest.keys << ", " << kind.visibility_heads << ", " << kind.visibility_tiles[0].size()
+          << ", ratios[" << v << "]}";
+      c << "};\n";
+      visibility = "visibility";
+    }
+    c << "  static constexpr " << kind.entries_type << " kernel{variants, " << visibility << ", "
+      << short_queries_per_tile << ", " << gpu_entry("cuda") << ", " << gpu_entry("opencl") << "};\n"
+      << "  return " << kind.run_function << "(description, args, kernel);\n}\n";
   }
-  c << "  const " << kind.entries_type << " entries{" << cpu_entry << ", " << gpu_entry("cuda") << ", "
-    << gpu_entry("opencl") << "};\n"
-    << "  return " << kind.run_function << "(description, args, entries";
-  if (!kind.visibility.part.empty()) {
-    c << ",\n      attngen::detail::visibility_entry{&" << call(kind.visibility.part)
-      << ", grids[int(variant)][0], grids[int(variant)][1], " << kind.visibility_heads << ", "
-      << kind.visibility_tiles[0].size() << ", ratios[int(variant)]}";
-  }
-  c << ");\n}\n";
   if (!kind.typed_parameters.empty())
     c << "\nattngen::status " << name << "::run(" << kind.typed_parameters << ", const attngen::gpu_options& gpu) {\n"
       << kind.typed_body << "}\n";
@@ -287,7 +288,7 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
   kind.shape_contract = shape_contract(arguments) + "; see attngen/runtime/attention_call.hpp.";
   kind.args_type = "attngen::attention_args";
   kind.entry_type = "attngen::detail::generated_entry";
-  kind.entries_type = "attngen::detail::attention_entries";
+  kind.entries_type = "attngen::detail::attention_kernel";
   kind.run_function = "attngen::detail::run_attention_kernel";
   // CPU variants take the visibility table after the captures, where there is one.
   const bool takes_table = !visibility_tiles.empty();

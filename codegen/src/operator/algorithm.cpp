@@ -279,7 +279,7 @@ attention_algorithm algorithm_reading(const attention_desc& desc, const blocking
 // on clamped indices (never out of bounds) and masked or discarded. With rows in lanes, the masks'
 // reads at the tile's queries are gathered (gathered_index): clamped, loop partitioning split the
 // score's row loop in three copies.
-tile_indices indices_of(const attention_algorithm& a) {
+tile_indices indices_of(attention_algorithm& a) {
   const int group = a.desc.group_size();
   const Expr query_length = a.sources.query_length, key_length = a.sources.key_length;
   const Expr query = a.it * a.tiles.queries_per_tile + a.ii / group;
@@ -288,11 +288,19 @@ tile_indices indices_of(const attention_algorithm& a) {
   const Expr query_clamped = a.tiles.qk == qk_layout::rows_in_lanes
                                  ? gathered_index(query, query_length, a.sources.unproven_zero)
                                  : clamp(query, 0, query_length - 1);
+  // A length read from a buffer is a load the clamp repeats in every inner loop that reads K or V:
+  // the clamped keys are a Func a schedule can compute once per block.
+  Expr key_clamped = clamp(key, 0, key_length - 1);
+  if (a.sources.key_extent.defined()) {
+    a.clamped_keys = Func("clamped_keys");
+    a.clamped_keys(a.j, a.kb, a.b) = key_clamped;
+    key_clamped = a.clamped_keys(a.j, a.kb, a.b);
+  }
   return {query,
           head,
           query_clamped,
           key,
-          clamp(key, 0, key_length - 1),
+          key_clamped,
           modifier_index(a, query, query_length),
           modifier_index(a, key, key_length)};
 }
@@ -371,7 +379,8 @@ void define_blocks(attention_algorithm& a, const tile_indices& at) {
 
 // Key blocks, the last one partly past Lk.
 Expr block_count(const attention_algorithm& a) {
-  return (a.sources.key_length + a.tiles.key_block - 1) / a.tiles.key_block;
+  const Expr keys = a.sources.key_extent.defined() ? a.sources.key_extent : a.sources.key_length;
+  return (keys + a.tiles.key_block - 1) / a.tiles.key_block;
 }
 
 // Whether some row of tile `it` can see a key of block `block` (block < block_count: both RDoms stop
@@ -398,7 +407,11 @@ void define_split_states(attention_algorithm& a, const Expr& last_visible_key) {
   const Tuple block_state(block.block_max(ii, s, it, g, b), block.block_sum(ii, s, it, g, b),
                           block.block_pv(e, ii, s, it, g, b));
   a.state = Func("state");
-  const Expr seen_test = block_is_seen(a, kb, last_visible_key);
+  Expr seen_test = block_is_seen(a, kb, last_visible_key);
+  if (a.sources.key_extent.defined()) {
+    const Expr exists = block_start(a, kb) < a.sources.key_length;
+    seen_test = seen_test.defined() ? exists && seen_test : exists;
+  }
   if (!seen_test.defined()) {
     a.state(e, ii, it, s, g, b) = block_state;
     return;
@@ -437,6 +450,7 @@ void define_block_recurrence(attention_algorithm& a, const Expr& last_visible_ke
   const int first_merged = starts_from_first_block(a) ? 1 : 0;
   a.key_blocks = RDom(first_merged, block_count(a) - first_merged, "rk");
   const Expr block = a.key_blocks;
+  if (a.sources.key_extent.defined()) a.key_blocks.where(block_start(a, block) < a.sources.key_length);
   if (const Expr seen_test = block_is_seen(a, block, last_visible_key); seen_test.defined())
     a.key_blocks.where(seen_test);
   if (starts_from_first_block(a)) {
@@ -463,7 +477,8 @@ void define_merge(attention_algorithm& a) {
   a.splits = RDom(0, block_count(a), "rs");
   a.merged_max(ii, it, g, b) = score_floor;
   a.merged_max(ii, it, g, b) = max(a.merged_max(ii, it, g, b), a.state(0, ii, it, a.splits, g, b)[0]);
-  const Expr rescale = exp(a.state(e, ii, it, a.splits, g, b)[0] - a.merged_max(ii, it, g, b));
+  // A split's maximum is one per row: read at feature 0, so its rescale is one exp per row.
+  const Expr rescale = exp(a.state(0, ii, it, a.splits, g, b)[0] - a.merged_max(ii, it, g, b));
   a.merged(e, ii, it, g, b) = Tuple(0.0f, 0.0f);
   a.merged(e, ii, it, g, b) = Tuple(a.merged(e, ii, it, g, b)[0] + a.state(e, ii, it, a.splits, g, b)[1] * rescale,
                                     a.merged(e, ii, it, g, b)[1] + a.state(e, ii, it, a.splits, g, b)[2] * rescale);
@@ -471,11 +486,28 @@ void define_merge(attention_algorithm& a) {
 
 // The accumulator over the sum, 0 for a fully masked row: its sum is exactly 0, since every visible
 // key contributes at least exp(0) at its block.
+// A row's softmax totals: its maximum, and its sum and accumulator at that maximum; with a sink, the
+// sink's logit joins the maximum and its exp the sum (so a row no key is visible to sums to 1).
+struct row_totals {
+  Expr max, sum, accumulator;
+};
+
+row_totals totals_of(const attention_algorithm& a, Expr e, Expr row, Expr tile, Expr kv_head, Expr batch) {
+  const Expr max = a.merged_max(row, tile, kv_head, batch);
+  const Expr sum = a.merged(e, row, tile, kv_head, batch)[0], accumulator = a.merged(e, row, tile, kv_head, batch)[1];
+  if (!a.sources.sink.defined()) return {max, sum, accumulator};
+  const int group = a.desc.group_size();
+  const Expr sink = a.sources.sink(kv_head * group + row % group);
+  const Expr with_sink = Halide::max(max, sink);
+  const Expr rescale = exp(max - with_sink);
+  return {with_sink, sum * rescale + exp(sink - with_sink), accumulator * rescale};
+}
+
 void define_normalized(attention_algorithm& a) {
   const Var e = a.e, ii = a.ii, it = a.it, g = a.g, b = a.b;
-  const Expr sum = a.merged(e, ii, it, g, b)[0];
+  const row_totals row = totals_of(a, e, ii, it, g, b);
   a.normalized = Func("normalized");
-  a.normalized(e, ii, it, g, b) = select(sum == 0.0f, 0.0f, a.merged(e, ii, it, g, b)[1] / sum);
+  a.normalized(e, ii, it, g, b) = select(row.sum == 0.0f, 0.0f, row.accumulator / row.sum);
 }
 
 // Where query i of head h is in the tiles: row (i % tile_queries) * group + h % group of tile
@@ -491,9 +523,8 @@ tile_row tile_row_of(const attention_algorithm& a) {
 
 // Row (i, h, b)'s log-sum-exp: -inf for a fully masked row, NaN for a NaN sum.
 Expr log_sum_exp(const attention_algorithm& a, const tile_row& at) {
-  const Expr row_sum = a.merged(0, at.row, at.tile, at.kv_head, a.b)[0];
-  const Expr row_max = a.merged_max(at.row, at.tile, at.kv_head, a.b);
-  return select(row_sum == 0.0f, negative_infinity(), is_nan(row_sum), row_sum, row_max + log(row_sum));
+  const row_totals row = totals_of(a, 0, at.row, at.tile, at.kv_head, a.b);
+  return select(row.sum == 0.0f, negative_infinity(), is_nan(row.sum), row.sum, row.max + log(row.sum));
 }
 
 // The output (e, h, i, b), the normalized rows in the element type, and the log-sum-exp where asked:
@@ -542,6 +573,7 @@ Type halide_type_of(dtype t) {
     case dtype::bf16: return BFloat(16);
     case dtype::u8: return UInt(8);
     case dtype::i32: return Int(32);
+    case dtype::i8: return Int(8);
   }
   return Type();
 }
@@ -549,8 +581,14 @@ Type halide_type_of(dtype t) {
 Argument attention_algorithm::parameter(const kernel_argument& argument) const {
   switch (argument.slot) {
     case argument_slot::q: return q;
+    case argument_slot::q_offsets: return q_offsets;
     case argument_slot::k: return k;
     case argument_slot::v: return v;
+    case argument_slot::k_scale: return k_scale;
+    case argument_slot::v_scale: return v_scale;
+    case argument_slot::page_table: return page_table;
+    case argument_slot::kv_lengths: return kv_lengths;
+    case argument_slot::sinks: return sinks;
     case argument_slot::mask: return mask;
     case argument_slot::key_padding: return key_padding;
     case argument_slot::capture: return captures.tensors.at(argument.index);
@@ -574,23 +612,79 @@ std::vector<Func> attention_algorithm::outputs() const {
   return funcs;
 }
 
+namespace {
+
+// The key and value tensors as the algorithm reads them, (d, g, j, b) float: dense, or a paged pool
+// read through the page table; int8 elements times their row's scale. Sets the key length (and the
+// bound loops use, where the length is read from a buffer).
+struct cache_reads {
+  ImageParam k, v, k_scale, v_scale, page_table, kv_lengths;
+};
+
+cache_reads define_cache_sources(const attention_desc& desc, bool as_bits, const ImageParam& q, attention_sources& src) {
+  const dtype element = desc.effective_kv_element();
+  const bool bits = as_bits && element == dtype::bf16;
+  const Type type = bits ? UInt(16) : halide_type_of(element);
+  cache_reads c;
+  c.k = ImageParam(type, 4, "k");
+  c.v = ImageParam(type, 4, "v");
+  if (desc.has_kv_scales()) {
+    c.k_scale = ImageParam(Float(32), 3, "k_scale");
+    c.v_scale = ImageParam(Float(32), 3, "v_scale");
+  }
+  if (desc.has_kv_lengths()) c.kv_lengths = ImageParam(Int(32), 1, "kv_lengths");
+  auto widened = [&](Expr stored) { return bits ? float_of_bfloat16_bits(stored) : cast<float>(stored); };
+  Var d("d"), g("g"), j("j"), b("b");
+  // A token's place: (j, b) dense (the runtime cuts k and v to the sequence's keys), (row, page) paged.
+  Expr token_inner = j, token_outer = b;
+  if (desc.is_paged()) {
+    c.page_table = ImageParam(Int(32), 2, "page_table");
+    const int page_size = desc.kv_page_size;
+    // The sequence is the one of the call's q (batch extent 1); its length is read, so loops run to
+    // the table's capacity and are cut at the length by predicates.
+    src.key_length = c.kv_lengths(q.dim(3).min());
+    src.key_extent = c.page_table.dim(0).extent() * page_size;
+    const Expr column = clamp(j / page_size, 0, c.page_table.dim(0).extent() - 1);
+    token_inner = j % page_size;
+    token_outer = clamp(c.page_table(column, b), 0, c.k.dim(3).extent() - 1);
+  } else {
+    src.key_length = c.k.dim(2).extent();
+  }
+  Expr key = widened(c.k(d, g, token_inner, token_outer));
+  Expr value = widened(c.v(d, g, token_inner, token_outer));
+  if (desc.has_kv_scales()) {
+    key *= c.k_scale(g, token_inner, token_outer);
+    value *= c.v_scale(g, token_inner, token_outer);
+  }
+  src.k(d, g, j, b) = key;
+  src.v(d, g, j, b) = value;
+  return c;
+}
+
+}  // namespace
+
 attention_algorithm define_attention(const attention_desc& desc, const blocking& tiles, bool bfloat16_as_bits) {
   const bool as_bits = bfloat16_as_bits && desc.element_type == dtype::bf16;
   const Type element = as_bits ? UInt(16) : halide_type_of(desc.element_type);
-  const ImageParam q(element, 4, "q"), k(element, 4, "k"), v(element, 4, "v");
-  ImageParam mask, key_padding;
+  const ImageParam q(element, 4, "q");
+  ImageParam mask, key_padding, q_offsets, sinks;
   Var d("d"), j("j"), i("i"), h("h"), b("b");
   attention_sources src;
   src.bfloat16_as_bits = as_bits;
   src.q(d, h, i, b) = as_bits ? float_of_bfloat16_bits(q(d, h, i, b)) : q(d, h, i, b);
-  src.k(d, h, j, b) = as_bits ? float_of_bfloat16_bits(k(d, h, j, b)) : k(d, h, j, b);
-  src.v(d, h, j, b) = as_bits ? float_of_bfloat16_bits(v(d, h, j, b)) : v(d, h, j, b);
+  const cache_reads cache = define_cache_sources(desc, bfloat16_as_bits, q, src);
   src.query_length = q.dim(2).extent();
-  src.key_length = k.dim(2).extent();
-  // q and k hold the same batch (checked by the runtime). A zero made from one extent alone, such as
-  // min(Lq, 0), Halide proves from its own check that extents are not negative.
-  src.unproven_zero = min(q.dim(3).extent() - k.dim(3).extent(), 0);
+  // A zero Halide cannot prove. Dense: q and k hold the same batch (checked by the runtime); a zero
+  // made from one extent alone, such as min(Lq, 0), Halide proves from its own check that extents
+  // are not negative. Per sequence: q holds the one sequence of the call.
+  src.unproven_zero = desc.has_sequence_lengths() ? min(q.dim(3).extent() - 1, 0)
+                                                  : min(q.dim(3).extent() - cache.k.dim(3).extent(), 0);
   src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? src.key_length - src.query_length : Expr(0);
+  if (desc.is_ragged()) q_offsets = ImageParam(Int(32), 1, "q_offsets");
+  if (desc.has_sinks) {
+    sinks = ImageParam(Float(32), 1, "sinks");
+    src.sink(h) = sinks(h);
+  }
   if (desc.has_additive_mask()) {
     mask = ImageParam(element, mask_rank(desc.additive_mask_shape), "mask");
     const Expr value = additive_mask_at(mask, desc.additive_mask_shape, j, i, h, b);
@@ -609,8 +703,15 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   const int heads = desc.num_heads, kv_heads = desc.effective_kv_heads();
   const int qk_dim = desc.qk_head_dim, v_dim = desc.effective_v_head_dim();
   q.dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, heads);
-  k.dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, kv_heads);
-  v.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, kv_heads);
+  cache.k.dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, kv_heads);
+  cache.v.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, kv_heads);
+  if (desc.is_paged())
+    for (const ImageParam& pool : {cache.k, cache.v}) pool.dim(2).set_bounds(0, desc.kv_page_size);
+  if (desc.has_kv_scales()) {
+    cache.k_scale.dim(0).set_bounds(0, kv_heads);
+    cache.v_scale.dim(0).set_bounds(0, kv_heads);
+  }
+  if (desc.has_sinks) sinks.dim(0).set_bounds(0, heads);
   const OutputImageParam output = a.output.output_buffers()[0];
   output.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, heads);
   // A log-sum-exp in the output has the output's extents (Halide ties a Tuple's buffers) and a
@@ -624,8 +725,14 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
     lse.dim(2).set_bounds(output.dim(3).min(), output.dim(3).extent());
   }
   a.q = q;
-  a.k = k;
-  a.v = v;
+  a.k = cache.k;
+  a.v = cache.v;
+  a.q_offsets = q_offsets;
+  a.k_scale = cache.k_scale;
+  a.v_scale = cache.v_scale;
+  a.page_table = cache.page_table;
+  a.kv_lengths = cache.kv_lengths;
+  a.sinks = sinks;
   a.mask = mask;
   a.key_padding = key_padding;
   return a;

@@ -122,7 +122,12 @@ void schedule_scores_along_head_dim(attention_algorithm& a, block_funcs& f, cons
   // The horizontal sum as one vector reduction per key and row, not qk_lanes scalar adds.
   f.dot.update().atomic().vectorize(rdi);
   along_head_dim.vectorize(u);
-  if (a.tiles.queries_per_tile == 1) {
+  if (a.tiles.kv_heads_in_task) {
+    // Each key's row of every kv head, one head after another: a token's whole row in order.
+    f.dot.bound(a.g, 0, a.desc.effective_kv_heads());
+    f.dot.update().reorder(rdi, a.ii, a.g, a.j);
+    along_head_dim.compute_at(f.dot, a.g).reorder_storage(u, a.ii);
+  } else if (a.tiles.queries_per_tile == 1) {
     // A kv group's heads of one query: every row of a key at once, each row's partial sums in their
     // own vector, so independent FMA chains, where one row after another is one chain of
     // head_dim / lanes FMAs (decode from L3: 53 against 68 GB/s). Tiles of several queries have rows
@@ -214,7 +219,8 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
   // (tiny shapes run thousands of tasks). (Not once per (kv head, batch) task: Halide cannot prove
   // that one tile's slice serves every tile, since tiles split by an unproven size, and would
   // allocate all of them: +64 MiB and 20% slower at L2048.)
-  const int block_bytes = a.tiles.key_block * tile_rows * int(sizeof(float));
+  const int heads_per_block = a.tiles.kv_heads_in_task ? a.desc.effective_kv_heads() : 1;
+  const int block_bytes = a.tiles.key_block * tile_rows * heads_per_block * int(sizeof(float));
   for (Func block_local : {f.score, f.weight}) {
     if (block_bytes > largest_stack_block_bytes)
       block_local.store_in(MemoryType::Heap).store_at(heap_scratch);
@@ -222,6 +228,9 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
       block_local.store_in(MemoryType::Stack);
   }
   Var em("em"), ei("ei");
+  if (a.tiles.kv_heads_in_task)
+    for (Func block_local : {f.score, f.weight, f.block_max, f.block_sum, f.block_max_lanes, f.block_sum_lanes})
+      block_local.bound(a.g, 0, a.desc.effective_kv_heads());
   f.block_pv.compute_at(per_register_tile)
       .bound_extent(a.ii, register_tile_rows(tile_rows))
       .vectorize(a.e, v_lanes);
@@ -336,7 +345,10 @@ void schedule_cpu(attention_algorithm& a) {
   if (split_keys) {
     // Flash-decoding: one task per (key split, kv head, batch), each split's state kept for the merge
     // (a few rows x Dv per task), so a handful of kv heads still keeps every thread streaming K/V.
-    a.state.compute_root().fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb);
+    a.state.compute_root();
+    // Every kv head inside the split's task, where its blocks' stages cover them all.
+    if (a.tiles.kv_heads_in_task) a.state.reorder(a.it, a.g, a.s, a.b).fuse(a.s, a.b, sgb).parallel(sgb);
+    else a.state.fuse(a.s, a.g, sgb).fuse(sgb, a.b, sgb).parallel(sgb);
     a.merged.vectorize(a.e, v_lanes);
     a.merged_max.update().reorder(a.ii, a.splits);
     a.merged.update().reorder(a.e, a.splits).vectorize(a.e, v_lanes, TailStrategy::GuardWithIf);
@@ -359,7 +371,23 @@ void schedule_cpu(attention_algorithm& a) {
   // The block Funcs are computed per block: per key split's tile in the state itself, or per block of
   // the state's update (a first block the state starts from, per tile in its first stage). (A loop
   // level names a loop in every stage of the state; `io` lands in the ones that read blocks.)
-  if (split_keys) {
+  if (split_keys && a.tiles.kv_heads_in_task) {
+    const LoopLevel split_task(a.state, sgb);
+    schedule_block_funcs(a, a.blocks, split_task, split_task, LoopLevel(a.state, io));
+    // The split's values staged once as float, read in the cache's order (each key's row of every kv
+    // head) and stored by kv head, so that the weight x V register tiles read each head's rows densely.
+    a.value_block.compute_at(split_task)
+        .store_in(MemoryType::Stack)
+        .bound(a.j, 0, a.tiles.key_block)
+        .bound(a.g, 0, a.desc.effective_kv_heads())
+        .bound(a.e, 0, v_dim)
+        .reorder_storage(a.e, a.j, a.g)
+        .reorder(a.e, a.g, a.j)
+        .vectorize(a.e, v_lanes);
+    if (a.clamped_keys.defined())
+      a.clamped_keys.compute_at(split_task).bound(a.j, 0, a.tiles.key_block).vectorize(a.j, lanes);
+    if (a.split_is_seen.defined()) a.split_is_seen.compute_root();
+  } else if (split_keys) {
     schedule_block_funcs(a, a.blocks, LoopLevel(a.state, sgb), LoopLevel(a.state, a.it), LoopLevel(a.state, io));
     if (a.split_is_seen.defined()) a.split_is_seen.compute_root();
   } else {

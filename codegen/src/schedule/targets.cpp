@@ -55,4 +55,8 @@ bool cpu_runs(const Halide::Target& target) {
   return true;
 }
 
+Halide::Target target_for(Halide::Target target, const attention_desc& desc) {
+  return desc.is_paged() ? target.with_feature(Halide::Target::LargeBuffers) : target;
+}
+
 }  // namespace attngen::codegen

@@ -51,6 +51,10 @@ struct blocking {
   int qk_key_group = 64;
   /// Each key block is a split of the key range (flash-decoding); otherwise one split holds every key.
   bool split_per_block = false;
+  /// With split_per_block: a task is a split of every kv head, its stages reading each key's row of
+  /// every kv head before the next key's, so that a KV cache laid out token by token (a page's rows
+  /// hold every kv head of a token) streams in order rather than in strides of a token's row.
+  bool kv_heads_in_task = false;
   /// The state starts as the first key block's results rather than empty, which saves one merge (an
   /// exp per row and feature) per tile but takes a second copy of the block stages, so more code
   /// generation time: for tiles of few keys, whose merges cost as much as their products. Ignored
@@ -107,6 +111,9 @@ struct attention_sources {
   Halide::Func k;  ///< (d, g, j, b)
   Halide::Func v;  ///< (e, g, j, b)
   Halide::Expr query_length, key_length;
+  /// A bound on key_length that loop extents can use (key_length may be read from a buffer, which
+  /// Halide's reduction domains cannot be bounded by); undefined: key_length itself.
+  Halide::Expr key_extent;
   /// Zero in every call, in a form Halide cannot prove zero: the difference of two extents that the
   /// runtime checks equal and Halide's argument checks do not relate, clamped above at 0. Tile and
   /// block sizes add it where a constant size would make loop partitioning copy loop bodies.
@@ -122,6 +129,9 @@ struct attention_sources {
   /// Optional, (j, i, h, b), clamped indices: a factor on each weight where it multiplies V, not
   /// where it is summed (dropout: 0 or 1 / (1 - p)).
   Halide::Func value_weight_factor;
+  /// Optional, (h): a learned logit per query head that joins each row's softmax denominator
+  /// (attention sinks).
+  Halide::Func sink;
   /// bf16 tensors are held as their bit patterns in uint16 (the output rounded to nearest even):
   /// for GPU targets, whose LLVM 14 backends cannot compile bfloat16 values.
   bool bfloat16_as_bits = false;
@@ -134,7 +144,16 @@ struct attention_algorithm {
 
   // The operator's inputs, in the order of the generated function's arguments (after the user
   // context); undefined when the algorithm reads another pipeline's Funcs.
-  Halide::ImageParam q, k, v;     ///< (B, Lq, H, D), (B, Lk, KVH, D), (B, Lk, KVH, Dv)
+  /// (B, Lq, H, D), (B, Lk, KVH, D), (B, Lk, KVH, Dv); paged, k and v are the pools (num_pages,
+  /// page_size, KVH, D). A kernel of per-sequence lengths is called once per sequence b, its q, output
+  /// and lse that sequence's (batch extent 1 from b), its key tensors cut to the sequence's keys where
+  /// not paged: what the runtime passes (runtime/src/sequence_views.cpp).
+  Halide::ImageParam q, k, v;
+  Halide::ImageParam q_offsets;   ///< (B + 1) int32, read by the runtime alone; defined only if ragged
+  Halide::ImageParam k_scale, v_scale;  ///< int8 keys' and values' scales, k's dims but D; defined only if i8
+  Halide::ImageParam page_table;  ///< (B, max_pages) int32; defined only if paged
+  Halide::ImageParam kv_lengths;  ///< (B) int32; defined only with per-sequence kv lengths
+  Halide::ImageParam sinks;       ///< (H) float32; defined only with attention sinks
   Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
   Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present
   capture_params captures;        ///< the modifiers' captured tensors and scalars
@@ -159,6 +178,9 @@ struct attention_algorithm {
 
   // Intermediate stages.
   Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
+  /// (j, kb, b): key j of block kb clamped into the sequence's keys; defined only where the key
+  /// length is read from a buffer (a paged cache), else an expression.
+  Halide::Func clamped_keys;
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
   Halide::Func value_block;     ///< (j, e, kb, g, b): value blocks as float (inlined on CPUs, staged on GPUs)
   /// One key block's stages: merged block by block into the state, or each one a split's state.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "Halide.h"
+#include "attngen/attention.hpp"
 
 namespace attngen::codegen {
 
@@ -15,6 +16,10 @@ Halide::Target parse_target(const std::string& name);
 /// The best explicitly named x86-64 target this machine's CPU runs, for JIT tests: AVX-512 (Skylake
 /// set), else AVX2+FMA, else baseline x86-64; with f16c where present.
 Halide::Target running_cpu_target();
+
+/// `target` with what `desc`'s kernels need of it: 64-bit addressing for a paged cache's pools, which
+/// a serving engine sizes past 2^31 elements.
+Halide::Target target_for(Halide::Target target, const attention_desc& desc);
 
 /// Whether this machine's CPU has every x86 feature `target` uses.
 bool cpu_runs(const Halide::Target& target);
