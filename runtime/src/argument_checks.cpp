@@ -23,9 +23,26 @@ std::string dims_text(const checked_argument& argument) {
   return text + ")";
 }
 
-// The dimensions `argument` must have: extents from the description, or from the first argument
-// with the run-time extent, which `argument` is when none came before it.
-std::vector<expected_dim> expected_dims(const checked_argument& argument, run_time_extent (&extents)[3]) {
+// Sets each run-time extent from the first argument that has it as a dimension of its own (B from
+// the key tensor when the first to mention it, the ragged queries' (B + 1) offsets, only derives it).
+void set_run_time_extents(const std::vector<checked_argument>& arguments,
+                          run_time_extent (&extents)[run_time_extent_count]) {
+  for (const checked_argument& argument : arguments) {
+    if (!argument.taken) continue;
+    for (int d = 0; d < argument.rank; ++d) {
+      const argument_dim& dim = argument.dims[d];
+      if (!dim.is_run_time_extent()) continue;
+      run_time_extent& extent = extents[int(dim.source)];
+      if (extent.from == nullptr)
+        extent = {argument.view.rank == argument.rank ? argument.view.shape[d] : 0, argument.name};
+    }
+  }
+}
+
+// The dimensions `argument` must have: extents from the description, or from the argument that
+// sets the run-time extent.
+std::vector<expected_dim> expected_dims(const checked_argument& argument,
+                                        const run_time_extent (&extents)[run_time_extent_count]) {
   std::vector<expected_dim> dims;
   for (int d = 0; d < argument.rank; ++d) {
     const argument_dim& dim = argument.dims[d];
@@ -33,13 +50,10 @@ std::vector<expected_dim> expected_dims(const checked_argument& argument, run_ti
       dims.push_back({dim.label.data(), dim.extent, "", dim.is_count});
       continue;
     }
-    run_time_extent& extent = extents[int(dim.source)];
-    if (extent.from == nullptr && dim.is_run_time_extent()) {
-      extent = {argument.view.rank == argument.rank ? argument.view.shape[d] : 0, argument.name};
-      dims.push_back({dim.label.data(), extent.value});
-    } else {
-      dims.push_back({dim.label.data(), dim.scale * extent.value + dim.offset, extent.from ? extent.from : ""});
-    }
+    const run_time_extent& extent = extents[int(dim.source)];
+    const bool sets_it = extent.from == argument.name && dim.is_run_time_extent();
+    dims.push_back({dim.label.data(), dim.scale * extent.value + dim.offset, sets_it || !extent.from ? "" : extent.from,
+                    dim.is_count});
   }
   return dims;
 }
@@ -52,12 +66,25 @@ status check_arguments(const std::vector<checked_argument>& arguments) {
   for (const checked_argument& a : arguments) all.push_back({a.name, a.view, a.taken, a.feature});
   for (const tensor_presence& p : all)
     if (status s = check_presence(p); !s) return s;
-  if (status s = check_same_device(all.data(), int(all.size())); !s) return s;
+  // What the runtime reads to split a call into sequences is in host memory; the rest on one device.
+  std::vector<tensor_presence> on_call_device;
+  for (std::size_t n = 0; n < arguments.size(); ++n) {
+    if (!arguments[n].host_only) {
+      on_call_device.push_back(all[n]);
+    } else if (!arguments[n].view.empty() && arguments[n].view.device != device_kind::host) {
+      return fail(error_code::wrong_device, arguments[n].name,
+                  std::string("is on ") + name_of(arguments[n].view.device) +
+                      "; the runtime reads it to split the call into sequences, so it is a host tensor even "
+                      "when the call runs on a GPU");
+    }
+  }
+  if (status s = check_same_device(on_call_device.data(), int(on_call_device.size())); !s) return s;
 
-  run_time_extent extents[3];
+  run_time_extent extents[run_time_extent_count];
+  set_run_time_extents(arguments, extents);
   for (const checked_argument& a : arguments) {
     if (!a.taken) continue;
-    if (status s = check_layout(a.name, a.view, a.type, dims_text(a).c_str(), expected_dims(a, extents)); !s) return s;
+    if (status s = check_layout(a.name, a.view, a.type, dims_text(a).c_str(), expected_dims(a, extents), a.large); !s) return s;
     if (a.is_output) {
       if (status s = check_writable(a.name, a.view); !s) return s;
       if (status s = check_distinct_elements(a.name, a.view); !s) return s;

@@ -22,11 +22,13 @@ struct checked_argument {
   int rank;
   const argument_dim* dims;
   bool is_output;
+  bool host_only;
+  bool large;
 };
 
 template <typename Slot>
 checked_argument checked(const argument<Slot>& a, const tensor_view& view) {
-  return {a.name.data(), view, a.taken, a.feature.data(), a.type, a.rank, a.dims, a.is_output()};
+  return {a.name.data(), view, a.taken, a.feature.data(), a.type, a.rank, a.dims, a.is_output(), a.host_only, a.large};
 }
 
 // Checks `arguments` (every slot of a call, in the schema's order, outputs last); the first problem

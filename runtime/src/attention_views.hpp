@@ -17,6 +17,12 @@ auto given_view(Args& args, const kernel_argument& argument) -> decltype(&args.q
     case argument_slot::q: return &args.q;
     case argument_slot::k: return &args.k;
     case argument_slot::v: return &args.v;
+    case argument_slot::q_offsets: return &args.q_offsets;
+    case argument_slot::k_scale: return &args.k_scale;
+    case argument_slot::v_scale: return &args.v_scale;
+    case argument_slot::page_table: return &args.page_table;
+    case argument_slot::kv_lengths: return &args.kv_lengths;
+    case argument_slot::sinks: return &args.sinks;
     case argument_slot::mask: return &args.mask;
     case argument_slot::key_padding: return &args.key_padding;
     case argument_slot::capture: return &args.captures[argument.index];

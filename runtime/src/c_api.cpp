@@ -20,7 +20,7 @@ static_assert(ATTNGEN_MAX_RANK == tensor_view::max_rank);
 static_assert(ATTNGEN_MAX_CAPTURED_TENSORS == capture_table::max_tensors);
 static_assert(ATTNGEN_MAX_CAPTURED_SCALARS == capture_table::max_scalars);
 static_assert(ATTNGEN_F32 == int(dtype::f32) && ATTNGEN_F16 == int(dtype::f16) && ATTNGEN_BF16 == int(dtype::bf16) &&
-              ATTNGEN_U8 == int(dtype::u8) && ATTNGEN_I32 == int(dtype::i32));
+              ATTNGEN_U8 == int(dtype::u8) && ATTNGEN_I32 == int(dtype::i32) && ATTNGEN_I8 == int(dtype::i8));
 static_assert(ATTNGEN_HOST == int(device_kind::host) && ATTNGEN_CUDA == int(device_kind::cuda) &&
               ATTNGEN_OPENCL == int(device_kind::opencl));
 static_assert(ATTNGEN_NULL_POINTER == int(error_code::null_pointer) &&
@@ -56,7 +56,7 @@ std::int32_t guarded(attngen_error* error, const char* doing, Body body) noexcep
 
 // Converts one tensor; `name` as the C++ validation names it.
 status convert(const attngen_tensor& from, const char* name, tensor_view& to) {
-  if (from.dtype < ATTNGEN_F32 || from.dtype > ATTNGEN_I32)
+  if (from.dtype < ATTNGEN_F32 || from.dtype > ATTNGEN_I8)
     return status(error_code::wrong_dtype, std::string(name) + ": unknown dtype value " + std::to_string(from.dtype));
   if (from.device < ATTNGEN_HOST || from.device > ATTNGEN_OPENCL)
     return status(error_code::wrong_device, std::string(name) + ": unknown device value " + std::to_string(from.device));

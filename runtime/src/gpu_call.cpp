@@ -105,6 +105,23 @@ status gpu_call::fill(const tensor_view& t, float value) {
   return transfer(staged, t);
 }
 
+status gpu_call::read(const tensor_view& from, const tensor_view& to) {
+  if (interface_ == nullptr || from.device == device_kind::host) {
+    std::int64_t index[tensor_view::max_rank] = {}, count = 1;
+    for (int d = 0; d < from.rank; ++d) count *= from.shape[d];
+    const int size = size_of(from.type);
+    for (std::int64_t n = 0; n < count; ++n) {
+      std::int64_t offset = 0;
+      for (int d = 0; d < from.rank; ++d) offset += index[d] * from.strides[d];
+      std::memcpy(static_cast<std::uint8_t*>(to.data) + n * size, static_cast<const std::uint8_t*>(from.data) + offset * size,
+                  size);
+      for (int d = from.rank - 1; d >= 0 && ++index[d] == from.shape[d]; --d) index[d] = 0;
+    }
+    return {};
+  }
+  return transfer(from, to);
+}
+
 status gpu_call::fill_rows(const tensor_view& output, const tensor_view& row) {
   if (interface_ == nullptr) {
     detail::fill_rows(output, row);

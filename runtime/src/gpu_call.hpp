@@ -34,8 +34,11 @@ class gpu_call {
 
   int copy_outputs_back();
 
-  // Writes `value` to every element of an output (0 or -inf), wherever it is.
+  // Writes `value` to every element of an output (any value for float32, else 0 or -inf), wherever it is.
   status fill(const tensor_view& t, float value);
+
+  // Copies the elements of `from`, wherever it is, into the dense host tensor `to` of its shape.
+  status read(const tensor_view& from, const tensor_view& to);
 
   // Copies `row` (a vector as long as the output's innermost dimension, or empty for zeros) into
   // every row of a rank-3 output, wherever either is.
@@ -52,14 +55,19 @@ class gpu_call {
 };
 
 // The Halide buffers of a call's views, in order, empty views skipped: each attached where the call
-// runs (views from `first_output` on are outputs). Held here for the call's duration.
+// runs (views from `first_output` on are outputs). Held here for the call's duration. With
+// `batch_dims`, view n's dimension batch_dims[n] (outermost first; -1: none) starts at `batch`: a
+// kernel call for one sequence of a batch (sequence_views.hpp).
 template <int N>
 class kernel_buffers {
  public:
-  status attach(gpu_call& gpu, const tensor_view* const (&views)[N], int first_output, bool on_gpu) {
+  status attach(gpu_call& gpu, const tensor_view* const (&views)[N], int first_output, bool on_gpu,
+                const int* batch_dims = nullptr, std::int64_t batch = 0) {
     for (int n = 0; n < N; ++n) {
       if (views[n]->empty()) continue;
       halide_view& view = held_[count_].emplace(*views[n], on_gpu);
+      if (batch_dims != nullptr && batch_dims[n] >= 0)
+        view.buffer.dim[views[n]->rank - 1 - batch_dims[n]].min = static_cast<std::int32_t>(batch);
       if (status s = gpu.attach(view, *views[n], n >= first_output); !s) return s;
       buffers_[count_++] = &view.buffer;
     }

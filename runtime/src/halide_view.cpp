@@ -14,6 +14,7 @@ halide_type_t halide_type_for(dtype t, bool bfloat16_as_bits = false) {
     case dtype::bf16: return bfloat16_as_bits ? halide_type_t(halide_type_uint, 16) : halide_type_t(halide_type_bfloat, 16);
     case dtype::u8: return halide_type_t(halide_type_uint, 8);
     case dtype::i32: return halide_type_t(halide_type_int, 32);
+    case dtype::i8: return halide_type_t(halide_type_int, 8);
   }
   return halide_type_t();
 }

@@ -67,7 +67,7 @@ status check_presence(const tensor_presence& p) {
 }
 
 status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,
-                    const std::vector<expected_dim>& dims) {
+                    const std::vector<expected_dim>& dims, bool large) {
   if (t.type != type)
     return fail(error_code::wrong_dtype, name,
                 "expected element type " + std::string(name_of(type)) + ", got " + std::string(name_of(t.type)));
@@ -107,7 +107,7 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
     if (t.shape[d] > int32_max || (t.shape[d] > 1 && t.strides[d] > int32_max))
       return fail(error_code::too_large, name, "dimension " + std::to_string(d) + " does not fit 32-bit indexing");
     if (t.shape[d] > 0) last_offset += (t.shape[d] - 1) * t.strides[d];
-    if (last_offset > int32_max)
+    if (last_offset > int32_max && !large)
       return fail(error_code::too_large, name, "spans more than 2^31 elements; the kernel indexes with 32 bits");
   }
   return {};

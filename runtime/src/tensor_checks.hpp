@@ -45,8 +45,9 @@ const char* name_of(device_kind device);
 bool has_no_elements(const tensor_view& t);
 
 // Element type, rank, extents, strides and 32-bit reach of `t`; `dims_text` names the dimensions.
+// `large`: the tensor may span more than 2^31 elements (kernels address it with 64 bits).
 status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,
-                    const std::vector<expected_dim>& dims);
+                    const std::vector<expected_dim>& dims, bool large = false);
 
 // An output must be writable: a view made from a const pointer is refused.
 status check_writable(const char* name, const tensor_view& t);

@@ -11,11 +11,12 @@
 namespace attngen::detail {
 
 status compute_visibility_table(const attention_desc& desc, const visibility_entry& visibility,
-                                const attention_args& args, const tensor_view& scalars, call_context& context, gpu_call& host,
-                                std::vector<std::uint8_t>& bytes, tensor_view& slices) {
+                                const attention_args& args, const tensor_view& scalars, const call_extents& extents,
+                                call_context& context, gpu_call& host, std::vector<std::uint8_t>& bytes,
+                                tensor_view& slices) {
   if (visibility.compute == nullptr) return {};
-  const std::int64_t queries = args.q.shape[1], keys = args.k.shape[1];
-  const visibility_table_extents finest{args.q.shape[0], visibility.heads,
+  const std::int64_t queries = extents.queries, keys = extents.keys;
+  const visibility_table_extents finest{extents.batch, visibility.heads,
                                         (queries + visibility.tile_queries - 1) / visibility.tile_queries,
                                         (keys + visibility.block_keys - 1) / visibility.block_keys};
   const std::int64_t count = finest.batch * finest.heads * finest.tiles * finest.blocks;
@@ -39,9 +40,12 @@ status compute_visibility_table(const attention_desc& desc, const visibility_ent
     if (reads_captures(argument))
       views[given++] = argument.slot == argument_slot::scalars ? &scalars : given_view(args, argument);
   views[given++] = &table;
+  int batch_dims[std::size(views)];
+  std::fill(std::begin(batch_dims), std::end(batch_dims), -1);
+  batch_dims[given - 1] = 0;
   kernel_buffers<int(std::size(views))> buffers;
   // On the host, attaching only wraps the views: it cannot fail.
-  if (status s = buffers.attach(host, views, given - 1, false); !s) return s;
+  if (status s = buffers.attach(host, views, given - 1, false, batch_dims, extents.first_batch); !s) return s;
   const int result = visibility.compute(&context, buffers.data(), std::int32_t(queries), std::int32_t(keys),
                                         visibility.tile_queries, visibility.block_keys);
   if (result != 0) return finish_call(context, result);

@@ -11,10 +11,18 @@
 
 namespace attngen::detail {
 
+// The batch rows, queries and keys a kernel call covers: the whole batch, or one sequence (`batch` 1
+// from `first_batch`).
+struct call_extents {
+  std::int64_t batch = 0, first_batch = 0, queries = 0, keys = 0;
+};
+
 // The visibility table's slices `visibility` gives a host call, computed into `bytes` after the table
-// on the finest tiles (an empty view where the variant takes none).
+// on the finest tiles (an empty view where the variant takes none). Its batch dimension starts at
+// `extents.first_batch` in the kernel's indexing.
 status compute_visibility_table(const attention_desc& desc, const visibility_entry& visibility,
-                                const attention_args& args, const tensor_view& scalars, call_context& context, gpu_call& host,
-                                std::vector<std::uint8_t>& bytes, tensor_view& slices);
+                                const attention_args& args, const tensor_view& scalars, const call_extents& extents,
+                                call_context& context, gpu_call& host, std::vector<std::uint8_t>& bytes,
+                                tensor_view& slices);
 
 }  // namespace attngen::detail

@@ -51,7 +51,8 @@ typedef enum attngen_dtype {
   ATTNGEN_F16 = 1,
   ATTNGEN_BF16 = 2,
   ATTNGEN_U8 = 3, /* boolean masks: 0 = false, anything else = true */
-  ATTNGEN_I32 = 4 /* captured integer tensors */
+  ATTNGEN_I32 = 4, /* captured integer tensors; offsets, lengths and page tables */
+  ATTNGEN_I8 = 5   /* int8 keys and values of a quantised KV cache */
 } attngen_dtype;
 
 /* Where a tensor's memory is (attngen::device_kind; see attngen/runtime/gpu.hpp). */
@@ -108,6 +109,12 @@ typedef struct attngen_attention_args {
   attngen_tensor captures[ATTNGEN_MAX_CAPTURED_TENSORS]; /* in declaration order */
   float scalars[ATTNGEN_MAX_CAPTURED_SCALARS];            /* in declaration order */
   attngen_gpu_options gpu;
+  /* KV cache and ragged batches (after the rest, so that earlier callers' layouts hold): */
+  attngen_tensor q_offsets;         /* only with ragged queries: (B + 1) int32, host memory */
+  attngen_tensor k_scale, v_scale;  /* only with int8 keys and values */
+  attngen_tensor page_table;        /* only with a paged cache: (B, max_pages) int32, host memory */
+  attngen_tensor kv_lengths;        /* only with per-sequence kv lengths: (B) int32, host memory */
+  attngen_tensor sinks;             /* only with attention sinks: (H) float32 */
 } attngen_attention_args;
 
 /* A module's weights: attngen::mha_weights (attngen/runtime/module_call.hpp). */

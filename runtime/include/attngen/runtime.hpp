@@ -1,11 +1,12 @@
 #pragma once
-/// The attngen runtime: tensor views, argument validation, errors, kernel records. Apps include the generated
-/// `<kernel>.hpp`, which includes this.
+/// The attngen runtime: tensor views, argument validation, errors, kernel records, KV-cache appends.
+/// Apps include the generated `<kernel>.hpp`, which includes this.
 
 #include "attngen/attention.hpp"
 #include "attngen/runtime/attention_call.hpp"
 #include "attngen/runtime/gpu.hpp"
 #include "attngen/runtime/kernel_record.hpp"
+#include "attngen/runtime/kv_cache.hpp"
 #include "attngen/runtime/module_call.hpp"
 #include "attngen/runtime/status.hpp"
 #include "attngen/runtime/tensor.hpp"

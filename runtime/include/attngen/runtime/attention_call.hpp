@@ -2,20 +2,28 @@
 /// The arguments of an attention kernel call, and their validation.
 ///
 /// Shape contract (outermost first; B, Lq, Lk are any positive run-time values, the rest come from
-/// the kernel's description):
-///   q            (B, Lq, H,   D)    element type of the description
-///   k            (B, Lk, KVH, D)
-///   v            (B, Lk, KVH, Dv)
-///   mask         additive, one of (Lq, Lk), (H, Lq, Lk), (B, H, Lq, Lk), (B, 1, Lq, Lk) as described
+/// the kernel's description; attngen/arguments.hpp states it as data, each generated header in full):
+///   q            (B, Lq, H,   D)    element type of the description; ragged: (total_q, H, D)
+///   q_offsets    ragged: (B + 1) int32, sequence b's queries are rows q_offsets[b] to q_offsets[b+1]-1,
+///                non-decreasing and within total_q (rows outside every sequence are not written)
+///   k            (B, Lk, KVH, D)    the KV element type; paged: the pool (num_pages, page_size, KVH, D)
+///   v            (B, Lk, KVH, Dv)   paged: (num_pages, page_size, KVH, Dv)
+///   k_scale, v_scale  int8 K/V: float32 (B, Lk, KVH), paged (num_pages, page_size, KVH)
+///   page_table   paged: (B, max_pages) int32; entries for a sequence's pages lie in [0, num_pages)
+///   kv_lengths   per-sequence lengths or paged: (B) int32, each within Lk (max_pages x page_size paged)
+///   sinks        (H) float32
+///   mask         additive, one of (Lq, Lk), (H, Lq, Lk), (B, H, Lq, Lk), (B, 1, Lq, Lk) as described;
+///                ragged, Lq is total_q; paged, Lk is max_pages x page_size
 ///   key_padding  (B, Lk) bytes, polarity as described
-///   output       (B, Lq, H, Dv)
-///   lse          (B, H, Lq) float32
+///   output       (B, Lq, H, Dv); ragged (total_q, H, Dv)
+///   lse          (B, H, Lq) float32; ragged (H, total_q)
 ///   captures[n]  the description's n-th captured tensor (attngen/modifiers.hpp): its declared type
 ///                (f32 or i32) and extents (batch = B, heads = H, query_length = Lq, key_length = Lk,
 ///                or a fixed size); any positive strides with the innermost 1
 ///   scalars[n]   the n-th captured scalar
 /// Tensors the description does not take must be left empty. B == 0 or Lq == 0 writes nothing;
-/// Lk == 0 makes every row fully masked (output 0, lse -inf).
+/// Lk == 0 makes every row fully masked (output 0, lse -inf). q_offsets, page_table and kv_lengths
+/// are read by the runtime to split the call into sequences: host memory, even for a call on a GPU.
 
 #include "attngen/attention.hpp"
 #include "attngen/runtime/gpu.hpp"
@@ -26,6 +34,11 @@ namespace attngen {
 
 struct attention_args {
   tensor_view q, k, v;
+  tensor_view q_offsets;         ///< only with ragged queries: (B + 1) int32, host memory
+  tensor_view k_scale, v_scale;  ///< only with int8 keys and values
+  tensor_view page_table;        ///< only with a paged cache: (B, max_pages) int32, host memory
+  tensor_view kv_lengths;        ///< only with per-sequence kv lengths: (B) int32, host memory
+  tensor_view sinks;             ///< only with attention sinks: (H) float32
   tensor_view mask;         ///< only if the description has an additive mask
   tensor_view key_padding;  ///< only if the description has a key-padding mask
   tensor_view output;

@@ -10,9 +10,9 @@
 
 namespace attngen::detail {
 
-/// Calls the generated Halide function. `buffers` are q, k, v, [mask], [key_padding], [captured
-/// tensors...], [captured scalars as one float buffer], [visibility table (CPU only)], output, [lse],
-/// in that order, as the description declares them.
+/// Calls the generated Halide function. `buffers` are the kernel's arguments in the schema's order
+/// (attngen::kernel_arguments: q, [q_offsets], k, v, ..., output, [lse]), the captured scalars as one
+/// float buffer, and the visibility table (CPU only) after the inputs where the variant takes it.
 using generated_entry = int (*)(void* user_context, halide_buffer_t* const* buffers);
 
 /// A kernel's code for each place a call can run. GPU functions take bf16 tensors as uint16 bits.
@@ -22,7 +22,6 @@ struct kernel_entries {
   Entry cuda = nullptr;    ///< null when the kernel has no CUDA code
   Entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
 };
-using attention_entries = kernel_entries<generated_entry>;
 
 /// Computes an operator's run-time visibility table (what its mask modifier, which reads captures,
 /// shows of each key block to each query tile) into the last of `buffers`: the captured tensors,
@@ -43,15 +42,24 @@ struct visibility_entry {
   const visibility_ratio* ratios = nullptr;       ///< each target's tiles in finest ones (`targets` of them)
 };
 
-/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp); on the host, with
-/// the visibility table computed first where the variant takes one. Throws nothing: running out of
-/// host memory is error_code::kernel_failed, "out of memory while running the attention kernel".
-status run_attention_kernel(const attention_desc& desc, const attention_args& args, const attention_entries& entries,
-                            const visibility_entry& visibility = {}) noexcept;
+/// An operator kernel's code: its CPU variants, indexed by kernel_variant, with the visibility
+/// table each takes (null: none does), and its GPU code. The runtime picks the variant for the
+/// call's shape, or for each sequence's when sequences differ in length.
+struct attention_kernel {
+  const generated_entry* cpu_variants = nullptr;  ///< kernel_variant_count of them
+  const visibility_entry* visibility = nullptr;   ///< kernel_variant_count of them, or null
+  int short_queries_per_tile = 1;                 ///< of the CPU targets (choose_variant)
+  generated_entry cuda = nullptr;                 ///< null when the kernel has no CUDA code
+  generated_entry opencl = nullptr;               ///< null when the kernel has no OpenCL code
+};
 
-/// The kernel variant for the call's shape (any variant when the arguments are malformed: validation
-/// rejects those before a kernel runs).
-kernel_variant variant_for(const attention_args& args, const attention_desc& desc, int short_queries_per_tile);
+/// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp); on the host, with
+/// the visibility table computed first where the variant takes one. A description with ragged
+/// queries or per-sequence kv lengths runs sequence by sequence, each on views of its own rows (the
+/// batch index kept: see codegen's attention_algorithm::q). Throws nothing: running out of host
+/// memory is error_code::kernel_failed, "out of memory while running the attention kernel".
+status run_attention_kernel(const attention_desc& desc, const attention_args& args,
+                            const attention_kernel& kernel) noexcept;
 
 /// Calls a generated module function with `buffers`, passing `training` and `seed` on only when the
 /// function takes them (dropout). A GPU function is the whole module: its buffers are query, key,
