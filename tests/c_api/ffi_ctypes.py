@@ -30,7 +30,9 @@ class GpuOptions(ctypes.Structure):
 class AttentionArgs(ctypes.Structure):
     _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("mask", Tensor), ("key_padding", Tensor),
                 ("output", Tensor), ("lse", Tensor), ("captures", Tensor * MAX_CAPTURED_TENSORS),
-                ("scalars", ctypes.c_float * MAX_CAPTURED_SCALARS), ("gpu", GpuOptions)]
+                ("scalars", ctypes.c_float * MAX_CAPTURED_SCALARS), ("gpu", GpuOptions),
+                ("q_offsets", Tensor), ("k_scale", Tensor), ("v_scale", Tensor), ("page_table", Tensor),
+                ("kv_lengths", Tensor), ("sinks", Tensor)]
 
 
 class Error(ctypes.Structure):

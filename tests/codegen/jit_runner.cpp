@@ -1,7 +1,11 @@
 #include "codegen/jit_runner.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <optional>
+#include <stdexcept>
 
 #include "Halide.h"
 #include "attngen/codegen/algorithm.hpp"
@@ -9,6 +13,7 @@
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/visibility_table.hpp"
+#include "attngen/runtime/detail/sequence_views.hpp"
 #include "attngen/runtime/detail/visibility_slices.hpp"
 #include "support/element_codec.hpp"
 
@@ -45,6 +50,61 @@ void set_captures(codegen::capture_params& params, const attention_problem& p) {
   }
 }
 
+// A view's Halide buffer (no copy), its dimension `batch_dim` (outermost first; -1: none) starting
+// at `batch`.
+Halide::Buffer<> buffer_of(const tensor_view& t, int batch_dim, int batch) {
+  std::vector<halide_dimension_t> dims(std::size_t(t.rank));
+  for (int d = 0; d < t.rank; ++d)
+    dims[std::size_t(t.rank - 1 - d)] = {0, std::int32_t(t.shape[d]), std::int32_t(t.shape[d] > 1 ? t.strides[d] : 1), 0};
+  if (batch_dim >= 0) dims[std::size_t(t.rank - 1 - batch_dim)].min = batch;
+  return Halide::Buffer<>(codegen::halide_type_of(t.type), t.data, t.rank, dims.data());
+}
+
+// The pipeline's ImageParam for an input argument.
+Halide::ImageParam& parameter_for(codegen::attention_algorithm& a, const kernel_argument& argument) {
+  switch (argument.slot) {
+    case argument_slot::q: return a.q;
+    case argument_slot::q_offsets: return a.q_offsets;
+    case argument_slot::k: return a.k;
+    case argument_slot::v: return a.v;
+    case argument_slot::k_scale: return a.k_scale;
+    case argument_slot::v_scale: return a.v_scale;
+    case argument_slot::page_table: return a.page_table;
+    case argument_slot::kv_lengths: return a.kv_lengths;
+    case argument_slot::sinks: return a.sinks;
+    case argument_slot::mask: return a.mask;
+    case argument_slot::key_padding: return a.key_padding;
+    case argument_slot::capture: return a.captures.tensors.at(std::size_t(argument.index));
+    case argument_slot::scalars: return a.captures.scalars;
+    case argument_slot::output: case argument_slot::lse: break;
+  }
+  throw std::logic_error("jit_runner: an output has no ImageParam");
+}
+
+// The (1, H, Lq) log-sum-exp of a sequence as the CPU kernel writes it: with the output's dimensions
+// (1, Lq, H, Dv), the feature dimension stepping nowhere.
+tensor_view lse_beside_output(const tensor_view& lse, std::int64_t value_head_dim) {
+  tensor_view v = lse;
+  v.rank = 4;
+  const std::int64_t shape[] = {lse.shape[0], lse.shape[2], lse.shape[1], value_head_dim};
+  const std::int64_t strides[] = {lse.strides[0], lse.strides[2], lse.strides[1], 0};
+  std::copy(std::begin(shape), std::end(shape), v.shape);
+  std::copy(std::begin(strides), std::end(strides), v.strides);
+  return v;
+}
+
+// Sequence rows that see no key, as the runtime fills them: output 0, lse -inf or the sink's logit.
+void fill_rows_without_keys(const attention_desc& d, const tensor_view& output, const tensor_view& lse,
+                            const std::vector<float>& sinks) {
+  const std::int64_t rows = output.shape[0] * output.shape[1] * output.shape[2];
+  std::memset(output.data, 0, std::size_t(rows * output.shape[3] * size_of(output.type)));
+  if (!d.lse_output) return;
+  for (std::int64_t h = 0; h < lse.shape[1]; ++h)
+    for (std::int64_t i = 0; i < lse.shape[2]; ++i)
+      static_cast<float*>(lse.data)[h * lse.strides[1] + i * lse.strides[2]] =
+          d.has_sinks ? sinks[std::size_t(h)] : -std::numeric_limits<float>::infinity();
+}
+
 }  // namespace
 
 struct jit_kernel::impl {
@@ -60,7 +120,8 @@ struct jit_kernel::impl {
 jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const std::string& target,
                        const std::string& finer_target)
     : impl_(std::make_unique<impl>()) {
-  impl_->target = target.empty() ? codegen::running_cpu_target() : codegen::parse_target(target);
+  impl_->target =
+      codegen::target_for(target.empty() ? codegen::running_cpu_target() : codegen::parse_target(target), desc);
   std::vector<Halide::Target> kernel_targets = {impl_->target};
   if (!finer_target.empty()) kernel_targets.push_back(codegen::parse_target(finer_target));
   impl_->algorithm = codegen::define_attention(
@@ -128,6 +189,39 @@ jit_result jit_kernel::run(const attention_problem& p) {
   r.output = decode(element, output.data(), output.number_of_elements());
   if (d.lse_output) r.lse = lse_values;
   return r;
+}
+
+void jit_kernel::run(sequence_batch& batch) {
+  auto& a = impl_->algorithm;
+  const attention_desc& d = batch.desc;
+  if (impl_->visibility) throw std::logic_error("jit_runner: sequence batches with a visibility table are not run here");
+  if (!batch.sequences.empty()) set_captures(a.captures, batch.sequences[0]);
+  const attention_args args = batch.args();
+  const attention_argument_table arguments = kernel_arguments(d);
+  for (std::int64_t b = 0; b < detail::sequence_count(d, args); ++b) {
+    const detail::sequence_extents sequence = detail::sequence_of(d, args, b);
+    if (sequence.queries == 0) continue;
+    std::vector<Halide::Buffer<>> outputs;
+    tensor_view output_view, lse_view;
+    for (const kernel_argument& argument : arguments) {
+      if (argument.slot == argument_slot::capture || argument.slot == argument_slot::scalars) continue;
+      const detail::sequence_view cut = detail::sequence_view_of(d, argument, batch.view(argument), sequence);
+      if (argument.slot == argument_slot::output) {
+        output_view = cut.view;
+        outputs.push_back(buffer_of(cut.view, cut.batch_dim, int(b)));
+      } else if (argument.slot == argument_slot::lse) {
+        lse_view = cut.view;
+        outputs.push_back(buffer_of(lse_beside_output(cut.view, d.effective_v_head_dim()), 0, int(b)));
+      } else {
+        parameter_for(a, argument).set(buffer_of(cut.view, cut.batch_dim, int(b)));
+      }
+    }
+    if (sequence.keys == 0) {
+      fill_rows_without_keys(d, output_view, lse_view, batch.sinks);
+      continue;
+    }
+    impl_->pipeline.realize(Halide::Realization(outputs), impl_->target);
+  }
 }
 
 }  // namespace attngen::testing

@@ -8,6 +8,7 @@
 
 #include "attngen/runtime/detail/variants.hpp"
 #include "support/problem.hpp"
+#include "support/sequence_batch.hpp"
 
 namespace attngen::testing {
 
@@ -30,6 +31,10 @@ class jit_kernel {
   jit_kernel& operator=(const jit_kernel&) = delete;
 
   jit_result run(const attention_problem& p);
+  /// A batch whose sequences differ in length, one call per sequence on the views the runtime cuts
+  /// (attngen/runtime/detail/sequence_views.hpp); writes the batch's output and lse. Sequences
+  /// without keys are filled as the runtime fills them (0, and -inf or the sink's logit).
+  void run(sequence_batch& batch);
 
  private:
   struct impl;

@@ -62,9 +62,34 @@ void check_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, con
   CHECK(c.ok);
 }
 
+// A batch of sequences of their own lengths, host tensors copied in and out per sequence's call.
+void check_sequences_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, const sequence_lengths& lengths) {
+  const std::vector<int> queries(lengths.queries.begin(), lengths.queries.end());
+  const std::vector<int> keys(lengths.keys.begin(), lengths.keys.end());
+  sequence_batch batch = make_sequence_batch(desc, queries, keys, 43);
+  attention_args args = batch.args();
+  args.gpu.run_host_tensors_on = tested_device();
+  const status s = kernel.run_operator(args);
+  INFO(lengths_text(queries, keys) << ": " << s.message());
+  REQUIRE(s.ok());
+  const comparison c = compare_sequences_with_reference(batch);
+  INFO(c.first_failure);
+  CHECK(c.ok);
+}
+
 const bool registered = [] {
   for (const operator_configuration& c : operator_configurations) {
     if (!cannot_run(tested_backend(), c.desc).empty()) continue;
+    if (!c.gpu_batches.empty())
+      register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) +
+                             " with host tensors copied in and out matches the float64 reference per sequence",
+                         "[gpu]" + std::string(c.tags), [&c] {
+                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
+                           REQUIRE(kernel != nullptr);
+                           for (const sequence_lengths& lengths : c.gpu_batches)
+                             check_sequences_on_gpu(*kernel, c.desc, lengths);
+                         });
     for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
       const std::vector<shape> calls = calls_with(c.gpu, where);
       if (calls.empty()) continue;

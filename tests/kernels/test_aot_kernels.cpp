@@ -28,7 +28,34 @@ void check_aot(const compiled_kernel& kernel, const attention_desc& desc, const 
   CHECK(c.ok);
 }
 
+void check_aot_sequences(const compiled_kernel& kernel, const attention_desc& desc, const sequence_lengths& lengths) {
+  const std::vector<int> queries(lengths.queries.begin(), lengths.queries.end());
+  const std::vector<int> keys(lengths.keys.begin(), lengths.keys.end());
+  sequence_batch batch = make_sequence_batch(desc, queries, keys, 99);
+  const status result = kernel.run_operator(batch.args());
+  INFO(lengths_text(queries, keys) << ": " << result.message());
+  REQUIRE(result.ok());
+  const comparison c = compare_sequences_with_reference(batch);
+  INFO(c.first_failure);
+  CHECK(c.ok);
+  if (desc.effective_kv_element() == dtype::i8) {
+    const comparison q = compare_sequences_with_unquantised(batch);
+    INFO("against the values before quantisation: " << q.first_failure);
+    CHECK(q.ok);
+  }
+}
+
 const bool registered = [] {
+  for (const operator_configuration& c : operator_configurations)
+    if (!c.aot_batches.empty())
+      register_test_case(title(c) + ": the AOT kernel matches the float64 reference per sequence",
+                         "[aot]" + std::string(c.tags), [&c] {
+                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
+                           REQUIRE(kernel != nullptr);
+                           for (const sequence_lengths& lengths : c.aot_batches)
+                             check_aot_sequences(*kernel, c.desc, lengths);
+                         });
   for (const operator_configuration& c : operator_configurations)
     if (!c.aot.empty())
       register_test_case(title(c) + ": the AOT kernel matches the float64 reference at " + sizes_text(c.aot),

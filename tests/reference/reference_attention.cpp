@@ -67,8 +67,11 @@ reference_result reference_attention(const attention_problem& p) {
           scores[j] = s;
           if (std::isnan(s) || s > row_max) row_max = s;  // a NaN maximum stays NaN
         }
+        // A sink's logit joins the row's maximum and denominator, and attends to nothing.
+        const double sink = d.has_sinks ? double(p.sinks[h]) : minus_inf;
+        if (!std::isnan(row_max) && sink > row_max) row_max = sink;
         if (row_max == minus_inf) continue;  // fully masked: output 0, lse -inf
-        double sum = 0.0;
+        double sum = d.has_sinks ? std::exp(sink - row_max) : 0.0;
         for (int j = 0; j < Lk; ++j) {
           scores[j] = scores[j] == minus_inf ? 0.0 : std::exp(scores[j] - row_max);
           sum += scores[j];

@@ -10,7 +10,7 @@ namespace attngen::testing {
 
 struct reference_result {
   std::vector<double> output;  ///< (B, Lq, H, Dv)
-  std::vector<double> lse;     ///< (B, H, Lq); -inf for fully masked rows
+  std::vector<double> lse;     ///< (B, H, Lq); -inf for fully masked rows (the sink's logit with sinks)
 };
 
 reference_result reference_attention(const attention_problem& p);

@@ -238,10 +238,11 @@ TEST_CASE("an error inside the kernel is captured into the status, not printed a
   const auto problem = make_random_problem(narrower, 1, 7, 7, 5);
   aot_call call(problem);
   call.poison_outputs(poison);
-  const detail::attention_entries entries{[](void* context, halide_buffer_t* const* b) {
+  const detail::generated_entry general = [](void* context, halide_buffer_t* const* b) {
     return aot_all_options_halide_general(context, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
-  }};
-  const status s = detail::run_attention_kernel(narrower, call.args(), entries);
+  };
+  const detail::generated_entry variants[] = {general, general, general, general};
+  const status s = detail::run_attention_kernel(narrower, call.args(), {variants});
   CHECK(s.code() == error_code::kernel_failed);
   CHECK_THAT(s.message(),
              Equals("kernel: Input buffer k is accessed at 63, which is beyond the max (31) in dimension 0"));

@@ -1,5 +1,6 @@
 #include "support/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -55,6 +56,45 @@ comparison compare_with_reference(const attention_problem& p, const reference_re
     }
   }
   return c;
+}
+
+comparison compare_sequences_with_reference(const sequence_batch& batch) {
+  comparison all;
+  for (std::size_t b = 0; b < batch.sequences.size() && all.ok; ++b) {
+    const attention_problem& p = batch.sequences[b];
+    const comparison c = compare_with_reference(p, reference_attention(p), batch.output_of(int(b)), batch.lse_of(int(b)));
+    all.max_output_error = std::max(all.max_output_error, c.max_output_error);
+    all.output_tolerance = std::max(all.output_tolerance, c.output_tolerance);
+    if (!c.ok) {
+      all.ok = false;
+      all.first_failure = "sequence " + std::to_string(b) + ": " + c.first_failure;
+    }
+  }
+  return all;
+}
+
+comparison compare_sequences_with_unquantised(const sequence_batch& batch) {
+  comparison all;
+  const attention_desc& d = batch.desc;
+  const double scale = d.has_scale ? d.scale_value : 1.0 / std::sqrt(double(d.qk_head_dim));
+  all.output_tolerance = int8_quantisation_bound(d.qk_head_dim, scale);
+  for (std::size_t b = 0; b < batch.unquantised.size() && all.ok; ++b) {
+    const reference_result expected = reference_attention(batch.unquantised[b]);
+    const std::vector<float> output = batch.output_of(int(b));
+    for (std::size_t n = 0; n < output.size(); ++n) {
+      const double error = std::fabs(expected.output[n] - output[n]);
+      all.max_output_error = std::max(all.max_output_error, error);
+      if (!(error <= all.output_tolerance)) {
+        all.ok = false;
+        std::ostringstream s;
+        s << "sequence " << b << " (" << batch.unquantised[b].name() << "): output[" << n << "] expected "
+          << expected.output[n] << " before quantisation, got " << output[n] << " (bound " << all.output_tolerance << ")";
+        all.first_failure = s.str();
+        break;
+      }
+    }
+  }
+  return all;
 }
 
 }  // namespace attngen::testing

@@ -6,6 +6,7 @@
 
 #include "reference/reference_attention.hpp"
 #include "support/problem.hpp"
+#include "support/sequence_batch.hpp"
 
 namespace attngen::testing {
 
@@ -20,5 +21,13 @@ struct comparison {
 /// match NaN position for position; -inf must match -inf.
 comparison compare_with_reference(const attention_problem& p, const reference_result& expected,
                                   const std::vector<float>& output, const std::vector<float>& lse);
+
+/// Compares each sequence of a batch, as the kernel wrote it into the batch's output and lse, with
+/// the reference on that sequence's own problem; the first failure names the sequence.
+comparison compare_sequences_with_reference(const sequence_batch& batch);
+
+/// With int8 keys and values: each sequence's output against the reference on the values before
+/// quantisation, within int8_quantisation_bound (support/tolerance.hpp).
+comparison compare_sequences_with_unquantised(const sequence_batch& batch);
 
 }  // namespace attngen::testing

@@ -61,7 +61,8 @@ std::string sizes_text(const shape* first, const shape* last) {
 bool has_calls(std::string_view name, backend b) {
   const bool gpu = b == backend::cuda || b == backend::opencl;
   if (const operator_configuration* c = operator_configuration_named(name))
-    return b == backend::aot ? !c->aot.empty() : gpu && !c->gpu.empty() && cannot_run(b, c->desc).empty();
+    return b == backend::aot ? !c->aot.empty() || !c->aot_batches.empty()
+                             : gpu && (!c->gpu.empty() || !c->gpu_batches.empty()) && cannot_run(b, c->desc).empty();
   if (const module_configuration* c = module_configuration_named(name))
     return b == backend::aot ? !c->aot.empty() : gpu && !c->gpu.empty() && cannot_run(b, c->desc).empty();
   return false;

@@ -79,6 +79,20 @@ struct bench_case_sizes {
   int rotated_caches = 1;  ///< K/V caches cycled between timed calls, so they come from DRAM (decode)
   int documents = 0;       ///< with a document mask: this many equal documents per sequence
   int window = 0;          ///< with a sliding window: the keys left of the diagonal a query sees
+  /// With per-sequence kv lengths: each sequence's drawn (fixed seed) from this to Lk; 0: all Lk.
+  int shortest_keys = 0;
+  /// Ragged self-attention: sequence b has ragged_lengths[b] queries and as many keys (sizes is left
+  /// out: the batch is their count, Lq and Lk their largest).
+  short_list<int, 8> ragged_lengths;
+  /// The configuration whose kernel runs the same sequences in the same process, for a time ratio:
+  /// one call for the batch if it takes per-sequence lengths, else one dense call per sequence.
+  std::string_view compared_with;
+};
+
+/// A batch of sequences of their own lengths, for descriptions with ragged queries or per-sequence kv
+/// lengths: each sequence's query and key counts (with dense queries, every query count is the same).
+struct sequence_lengths {
+  short_list<int, 10> queries, keys;
 };
 
 enum class backend { jit, aot, opencl, cuda, mlir, bench };
@@ -94,6 +108,12 @@ struct operator_configuration {
   short_list<gpu_call, 4> gpu;
   short_list<shape, 4> mlir;
   short_list<bench_case_sizes, 2> bench;
+  /// Descriptions whose sequences differ in length: the JIT's and the AOT kernel's batches (the JIT
+  /// runs every kernel variant on each).
+  short_list<sequence_lengths, 3> jit_batches;
+  short_list<sequence_lengths, 2> aot_batches;
+  /// The GPU kernel's batches of such descriptions, host tensors copied in and out.
+  short_list<sequence_lengths, 2> gpu_batches;
 };
 
 /// A module (attngen::multihead_attention()) configuration, checked against PyTorch's
@@ -562,6 +582,104 @@ inline constexpr operator_configuration operator_table[] = {
                  .mask_mod(prefix_lm(prefix) || (causal_mask(bottom_right) && sliding_window(40, 0)))
                  .score_mod(softcap(20.0f) + relative_position_bias(bias_table_17, 8) - score),
      .gpu = {{{2, 150, 300}, device_tensors}, {{1, 61, 47}, host_tensors_copied}}},
+    // KV caches and ragged batches: each sequence its own lengths (0 included), paged caches with
+    // shuffled and shared pages, lengths around the page size, every KV element type.
+    {.name = "paged_decode",
+     .about = "decoding GQA H8 KVH2 D64 against a paged f32 cache, pages of 16, LSE",
+     .tags = "[kv_cache]",
+     .desc = attention().heads(8).kv_heads(2).head_dim(64).paged_kv(16).causal(bottom_right).return_lse(),
+     .jit_batches = {{.queries = {1, 1, 1, 1, 1, 1, 1}, .keys = {0, 1, 15, 16, 17, 300, 33}}},
+     .aot_batches = {{.queries = {1, 1, 1, 1}, .keys = {16, 17, 1, 700}}},
+     .gpu_batches = {{.queries = {1, 1, 1}, .keys = {16, 33, 300}}}},
+    {.name = "ragged_paged_prefill",
+     .about = "ragged chunked prefill and speculative decoding, paged pages of 4, causal bottom-right",
+     .tags = "[kv_cache][causal]",
+     .desc = attention().heads(6).kv_heads(2).head_dim(32).ragged_queries().paged_kv(4).causal(bottom_right).return_lse(),
+     .jit_batches = {{.queries = {0, 1, 7, 37, 3, 130, 5}, .keys = {5, 16, 7, 200, 0, 130, 3}},
+                     {.queries = {2, 8, 4}, .keys = {40, 9, 4}}},
+     .aot_batches = {{.queries = {3, 0, 64, 1}, .keys = {19, 4, 100, 1}}},
+     .gpu_batches = {{.queries = {3, 0, 20}, .keys = {19, 4, 45}}}},
+    {.name = "ragged_lengths_masks",
+     .about = "ragged queries, dense keys with lengths, an additive mask over the packed queries, key padding",
+     .tags = "[kv_cache][masks]",
+     .desc = attention().heads(4).head_dim(64).ragged_queries().kv_lengths().additive_mask(mask_shape::lq_lk)
+                 .key_padding_mask(true_means_ignore).return_lse(),
+     .jit_batches = {{.queries = {5, 0, 17, 1}, .keys = {9, 3, 17, 0}}}},
+    {.name = "ragged_dense_kv_head_mask",
+     .about = "ragged queries over dense keys of one length, a per-head mask over the packed queries",
+     .tags = "[kv_cache][masks]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(32).ragged_queries().additive_mask(mask_shape::h_lq_lk),
+     .jit_batches = {{.queries = {3, 20, 1}, .keys = {13, 13, 13}}}},
+    {.name = "lengths_batch_mask_sinks",
+     .about = "dense queries, keys with lengths, a batch mask broadcast over heads, sinks, causal top-left",
+     .tags = "[kv_cache][sinks]",
+     .desc = attention().heads(4).kv_heads(1).head_dim(64).kv_lengths().additive_mask(mask_shape::b_1_lq_lk)
+                 .attention_sinks().causal(top_left).return_lse(),
+     .jit_batches = {{.queries = {9, 9, 9}, .keys = {0, 9, 40}}}},
+    {.name = "paged_bf16_kv_page_1",
+     .about = "f32 queries, a bf16 cache in pages of one token",
+     .tags = "[kv_cache][dtype]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(64).paged_kv(1).kv_element(dtype::bf16),
+     .jit_batches = {{.queries = {1, 1, 1}, .keys = {1, 2, 77}}}},
+    {.name = "paged_f16_kv_page_256",
+     .about = "f32 queries, an f16 cache in pages of 256 tokens",
+     .tags = "[kv_cache][dtype]",
+     .desc = attention().heads(4).head_dim(32).ragged_queries().paged_kv(256).kv_element(dtype::f16),
+     .jit_batches = {{.queries = {1, 4, 30}, .keys = {255, 256, 600}}}},
+    {.name = "paged_int8_kv_sinks",
+     .about = "an int8 cache with per-token scales, pages of 8, sinks and LSE",
+     .tags = "[kv_cache][dtype][sinks]",
+     .desc = attention().heads(8).kv_heads(2).head_dim(64).ragged_queries().paged_kv(8).kv_element(dtype::i8)
+                 .attention_sinks().causal(bottom_right).return_lse(),
+     .jit_batches = {{.queries = {1, 1, 6, 0}, .keys = {7, 8, 9, 12}}, {.queries = {1, 40}, .keys = {0, 300}}},
+     .aot_batches = {{.queries = {1, 2, 1}, .keys = {8, 33, 500}}}},
+    {.name = "paged_bf16_queries_int8_kv",
+     .about = "bf16 queries and output over an int8 paged cache",
+     .tags = "[kv_cache][dtype]",
+     .desc = attention().heads(4).kv_heads(4).head_dim(64).element(dtype::bf16).paged_kv(16).kv_element(dtype::i8),
+     .jit_batches = {{.queries = {3, 3}, .keys = {17, 64}}}},
+    {.name = "paged_modifiers_positions",
+     .about = "modifiers reading each sequence's own positions and lengths: a bottom-right window, a "
+              "relative-position bias",
+     .tags = "[kv_cache][modifiers]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(32).ragged_queries().paged_kv(4)
+                 .capture(bias_table)
+                 .mask_mod(causal_mask(bottom_right) && (kv >= q + (kv_len - q_len) - 12))
+                 .score_mod(relative_position_bias(bias_table, 4)),
+     .jit_batches = {{.queries = {1, 9, 30, 2}, .keys = {3, 40, 30, 70}}}},
+    // attngen-bench's KV-cache cases (bench/cache_cases.hpp): Llama-style GQA over caches laid out as a
+    // serving engine holds them; 16 sequences of 512 to 8192 keys for decoding.
+    {.name = "decode_paged_f32",
+     .about = "decoding GQA H32 KVH8 D128 over a paged f32 cache, pages of 16",
+     .desc = llama_gqa.causal(bottom_right).paged_kv(16).kv_element(dtype::f32),
+     .bench = {{.case_name = "decode_paged",
+                .sizes = {16, 1, 8192},
+                .rotated_caches = 2,
+                .shortest_keys = 512,
+                .compared_with = "decode_lengths_f32"}}},
+    {.name = "decode_paged_bf16",
+     .about = "decoding GQA H32 KVH8 D128 over a paged bf16 cache, pages of 16",
+     .desc = llama_gqa.causal(bottom_right).paged_kv(16).kv_element(dtype::bf16),
+     .bench = {{.case_name = "decode_paged", .sizes = {16, 1, 8192}, .rotated_caches = 2, .shortest_keys = 512}}},
+    {.name = "decode_paged_int8",
+     .about = "decoding GQA H32 KVH8 D128 over a paged int8 cache with per-token scales, pages of 16",
+     .desc = llama_gqa.causal(bottom_right).paged_kv(16).kv_element(dtype::i8),
+     .bench = {{.case_name = "decode_paged", .sizes = {16, 1, 8192}, .rotated_caches = 2, .shortest_keys = 512}}},
+    {.name = "decode_lengths_f32",
+     .about = "decoding GQA H32 KVH8 D128 over a dense f32 cache with per-sequence lengths",
+     .desc = llama_gqa.causal(bottom_right).kv_lengths(),
+     .bench = {{.case_name = "decode_lengths", .sizes = {16, 1, 8192}, .rotated_caches = 2, .shortest_keys = 512}}},
+    // Dense queries: a chunk of one sequence has nothing to pack.
+    {.name = "prefill_chunk",
+     .about = "a prefill chunk of 512 queries against 4096 cached keys (the chunk's own included), paged",
+     .desc = llama_gqa.causal(bottom_right).paged_kv(16),
+     .bench = {{"prefill_chunk", {1, 512, 4096}}}},
+    {.name = "ragged_prefill",
+     .about = "8 prompts of 37 to 2048 tokens packed, each attending causally to its own keys",
+     .desc = llama_gqa.causal(bottom_right).ragged_queries().kv_lengths(),
+     .bench = {{.case_name = "ragged_prefill",
+                .ragged_lengths = {37, 100, 256, 511, 777, 1024, 1500, 2048},
+                .compared_with = "gqa_causal"}}},
     {.name = "event_attention",
      .about = "example 03's custom modifier, timestamped events (GQA H8 KVH2 D64)",
      .tags = "[modifiers]",
@@ -736,7 +854,14 @@ constexpr bool names_are_distinct(const Configuration (&table)[N]) {
   return true;
 }
 constexpr bool some_backend_runs(const operator_configuration& c) {
-  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.bench.empty();
+  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.bench.empty() ||
+         !c.jit_batches.empty() || !c.aot_batches.empty() || !c.gpu_batches.empty();
+}
+// Descriptions whose sequences differ in length are checked on batches of sequences; the others on
+// (batch, Lq, Lk) matrices.
+constexpr bool sizes_fit_layouts(const operator_configuration& c) {
+  if (c.desc.has_sequence_lengths()) return c.jit.empty() && c.aot.empty() && c.gpu.empty() && c.mlir.empty();
+  return c.jit_batches.empty() && c.aot_batches.empty() && c.gpu_batches.empty();
 }
 constexpr bool some_backend_runs(const module_configuration& c) {
   return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty();
@@ -751,6 +876,11 @@ static_assert(names_are_distinct(operator_table) && names_are_distinct(module_ta
               "attngen tests: two configurations have the same name");
 static_assert(every_one_runs(operator_table) && every_one_runs(module_table),
               "attngen tests: a configuration that no backend runs");
+static_assert([] {
+  for (const operator_configuration& c : operator_table)
+    if (!sizes_fit_layouts(c)) return false;
+  return true;
+}(), "attngen tests: sequences of their own lengths are checked on jit_batches and aot_batches, others on jit and aot");
 
 }  // namespace detail
 

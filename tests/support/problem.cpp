@@ -52,6 +52,7 @@ std::string attention_problem::name() const {
   if (desc.has_key_padding_mask()) n += " pad=" + std::string(name_of(desc.key_padding));
   if (desc.has_scale) n += " scale=" + std::to_string(desc.scale_value);
   if (desc.lse_output) n += " lse";
+  if (desc.has_sinks) n += " sinks";
   if (desc.has_score_mod()) n += " score_mod=" + to_text(desc.score_modifier);
   if (desc.has_mask_mod()) n += " mask_mod=" + to_text(desc.mask_modifier);
   n += " " + std::string(name_of(desc.element_type));
@@ -131,6 +132,9 @@ attention_problem make_random_problem(const attention_desc& desc, int batch, int
     }
   }
   for (int n = 0; n < desc.captures.scalar_count; ++n) p.scalars.push_back(2.5f + 1.5f * uniform(rng));
+  // Sinks near the scores' range, so that they matter without dominating.
+  if (desc.has_sinks)
+    for (int h = 0; h < desc.num_heads; ++h) p.sinks.push_back(0.5f + 1.5f * uniform(rng));
   return p;
 }
 

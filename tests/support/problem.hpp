@@ -24,6 +24,7 @@ struct attention_problem {
   /// The description's captured tensors, each of capture_shape(n) (i32 values held exactly).
   std::vector<std::vector<float>> captures;
   std::vector<float> scalars;  ///< the description's captured scalars
+  std::vector<float> sinks;    ///< (H) attention sinks' logits, empty without sinks
 
   /// Dense shape of the additive mask, outermost first; empty if none.
   std::vector<int> mask_shape() const;

@@ -21,7 +21,8 @@ constexpr double unit_roundoff(dtype t) {
     case dtype::f16: return 0x1p-11;
     case dtype::bf16: return 0x1p-8;
     case dtype::u8:
-    case dtype::i32: break;
+    case dtype::i32:
+    case dtype::i8: break;
   }
   return 0.5;
 }
@@ -36,6 +37,17 @@ inline double output_tolerance(dtype t, int head_dim, int key_length) {
 inline double lse_tolerance(int head_dim, int key_length, double reference) {
   return 8 * 2 * unit_roundoff(dtype::f32) * (std::sqrt(double(head_dim)) + std::sqrt(double(key_length))) *
          (1.0 + std::fabs(reference));
+}
+
+/// Largest absolute error of an output computed from int8 keys and values against the same attention
+/// on their values before quantisation (|q|, |k|, |v| <= 1, a scale per row of max |x| / 127): each
+/// value moves by at most half a step, 1/254 of its row's largest, and so the output by at most that;
+/// each score by at most scale x head_dim / 254, which moves each weight by a factor within
+/// exp(+-2 x that) and the output by up to that factor less 1.
+inline double int8_quantisation_bound(int head_dim, double scale) {
+  const double half_step = 1.0 / 254.0;
+  const double score_shift = scale * head_dim * half_step;
+  return half_step + (std::exp(2.0 * score_shift) - 1.0);
 }
 
 /// Largest absolute error allowed in a module output or attention weight, as a multiple of
