@@ -13,12 +13,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cache_cases.hpp"
 #include "cases.hpp"
 #include "device_timing.hpp"
 #include "machine_limits.hpp"
@@ -157,6 +159,28 @@ std::optional<double> time_pytorch(const bench_case& c, int threads) {
   return std::strtod(line->c_str(), nullptr);
 }
 
+// Runs the PyTorch peer on the padded batch of a case of ragged sequences (peer_pytorch_padded.py);
+// nullopt when torch is missing or the script fails.
+std::optional<double> time_pytorch_padded(const bench_case& c, int threads) {
+  const auto& d = c.desc;
+  std::string queries, keys;
+  for (const sequence_size& s : c.sequences()) {
+    queries += (queries.empty() ? "" : ",") + std::to_string(s.queries);
+    keys += (keys.empty() ? "" : ",") + std::to_string(s.keys);
+  }
+  const char* causal = d.causal_mode == causal_alignment::bottom_right ? "bottom_right"
+                       : d.is_causal()                                 ? "top_left"
+                                                                       : "none";
+  const std::string command = peer_command("peer_pytorch_padded.py") + " " + std::to_string(threads) + " " +
+                              std::to_string(d.num_heads) + " " + std::to_string(d.effective_kv_heads()) + " " +
+                              std::to_string(d.qk_head_dim) + " " + std::to_string(d.effective_v_head_dim()) + " " +
+                              std::string(name_of(d.element_type)) + " " + causal + " " + queries + " " + keys +
+                              " 2>/dev/null";
+  const auto line = first_line_of(command);
+  if (!line) return std::nullopt;
+  return std::strtod(line->c_str(), nullptr);
+}
+
 options parse(int argc, char** argv) {
   options o;
   for (int n = 1; n < argc; ++n) {
@@ -184,7 +208,12 @@ options parse(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: attngen-bench [--threads N] [--case NAME]... [--json FILE] [--no-peers]\n"
                    "                     [--device cuda|opencl [--gpu-peak-tflops X]]\ncases:");
-      for (const auto& c : all_cases()) std::fprintf(stderr, " %s", c.name.c_str());
+      std::vector<std::string> names;
+      for (const auto& c : all_cases())
+        if (std::find(names.begin(), names.end(), c.name) == names.end()) {
+          names.push_back(c.name);
+          std::fprintf(stderr, " %s", c.name.c_str());
+        }
       std::fprintf(stderr, "\n");
       std::exit(flag == "--help" ? 0 : 2);
     }
@@ -231,6 +260,10 @@ int run_on_gpu(const options& o, const std::vector<const bench_case*>& selected,
               "flash ms", "speedup", "flash dtype");
   bool all_ok = true;
   for (const bench_case* c : selected) {
+    if (c->has_sequence_lengths()) {
+      std::printf("%-20s n/a: the KV-cache cases are generated for CPUs only\n", cache_case_label(*c).c_str());
+      continue;
+    }
     const auto seconds = time_attngen_on_device(*c, o.device);
     if (!seconds) {
       std::printf("%-20s failed\n", c->name.c_str());
@@ -281,6 +314,79 @@ int run_on_gpu(const options& o, const std::vector<const bench_case*>& selected,
   return all_ok ? 0 : 1;
 }
 
+// A JSON array of each sequence's query or key count.
+std::string json_counts(const std::vector<sequence_size>& sequences, int sequence_size::*count) {
+  std::string text;
+  for (const sequence_size& s : sequences) text += (text.empty() ? "" : ",") + std::to_string(s.*count);
+  return "[" + text + "]";
+}
+
+// A case whose sequences differ in length (cache_cases.hpp): its table row and JSON line, and its
+// targets' line appended to `targets`. `f32_tokens` holds, by case name, the tokens per second over
+// an f32 cache in this run, which the case's other caches are compared to.
+bool run_cache_case(const bench_case& c, const options& o, const machine_limits& limits, FILE* json,
+                    std::map<std::string, double>& f32_tokens, std::string& targets) {
+  const std::string label = cache_case_label(c);
+  const child_report ours = in_child([&] { return time_cache_case(c, o.threads); });
+  if (!ours.ok || ours.value <= 0) {
+    std::printf("%-20s failed\n", label.c_str());
+    return false;
+  }
+  cache_times times{.seconds = ours.value, .compared_seconds = ours.second};
+  // Ragged sequences are compared with PyTorch on the same sequences padded to one batch.
+  const bool padded_peer = c.desc.is_ragged();
+  std::string missing;
+  if (o.peers && padded_peer) {
+    if (const auto peer = time_pytorch_padded(c, o.threads)) times.pytorch_padded_seconds = *peer;
+    else missing = "\"pytorch\"";
+  }
+  if (const auto f32 = f32_tokens.find(c.name); f32 != f32_tokens.end()) times.f32_tokens_per_second = f32->second;
+  const cache_figures f = figures_of(c, times, limits);
+  if (c.desc.effective_kv_element() == dtype::f32) f32_tokens[c.name] = f.tokens_per_second;
+  const target_report report = targets_of(c, f);
+  targets += report.line;
+
+  // oneDNN computes no cache; PyTorch's column is the padded batch, its GFLOP/s the useful FLOPs.
+  char pytorch[32];
+  if (std::isnan(f.pytorch_padded_seconds))
+    std::snprintf(pytorch, sizeof pytorch, "%9s %7s", !o.peers ? "skipped" : padded_peer ? "missing" : "n/a", "");
+  else
+    std::snprintf(pytorch, sizeof pytorch, "%9.1f %6.2fx", c.flops() / f.pytorch_padded_seconds / 1e9,
+                  f.speedup_vs_pytorch_padded);
+  std::printf("%-20s %9.3f %7.1f %7.0f%% %7.1f %9.0f | %9s %7s | %s\n", label.c_str(), f.seconds * 1e3, f.gflops,
+              100 * f.ratio_to_peak, f.gbps, ours.peak_rss_mb, "n/a", "", pytorch);
+  std::fflush(stdout);
+  if (json) {
+    const auto& d = c.desc;
+    const std::vector<sequence_size> sequences = c.sequences();
+    const std::string compared = c.compared_with.empty() ? "null" : "\"" + c.compared_with + "\"";
+    const std::string page_size = d.is_paged() ? std::to_string(d.kv_page_size) : "null";
+    std::fprintf(json,
+                 "{\"case\":\"%s\",\"kv_dtype\":\"%s\",\"B\":%d,\"H\":%d,\"KVH\":%d,\"D\":%d,\"Dv\":%d,\"Lq\":%d,"
+                 "\"Lk\":%d,\"query_lengths\":%s,\"kv_lengths\":%s,\"page_size\":%s,\"causal\":%s,\"dtype\":\"%s\","
+                 "\"threads\":%d,\"seconds_median\":%s,\"gflops\":%s,\"peak_gflops\":%s,\"ratio_to_peak\":%s,"
+                 "\"gbps\":%s,\"triad_gbps\":%s,\"ratio_to_triad\":%s,\"tokens_per_second\":%s,"
+                 "\"tokens_per_second_over_f32\":%s,\"peak_rss_mib\":%s,\"compared_with\":%s,"
+                 "\"compared_seconds\":%s,\"paged_over_dense_time\":%s,\"ragged_over_separate_time\":%s,"
+                 "\"pytorch_padded_seconds\":%s,\"speedup_vs_pytorch_padded\":%s,\"missing_peers\":[%s],"
+                 "\"targets_met\":%s}\n",
+                 c.name.c_str(), kv_dtype_name(c).c_str(), c.batch, d.num_heads, d.effective_kv_heads(), d.qk_head_dim,
+                 d.effective_v_head_dim(), c.query_length, c.key_length,
+                 json_counts(sequences, &sequence_size::queries).c_str(),
+                 json_counts(sequences, &sequence_size::keys).c_str(), page_size.c_str(),
+                 c.causal() ? "true" : "false", std::string(name_of(d.element_type)).c_str(), o.threads,
+                 json_number(f.seconds).c_str(), json_number(f.gflops).c_str(), json_number(limits.peak_gflops).c_str(),
+                 json_number(f.ratio_to_peak).c_str(), json_number(f.gbps).c_str(),
+                 json_number(limits.triad_gbps).c_str(), json_number(f.ratio_to_triad).c_str(),
+                 json_number(f.tokens_per_second).c_str(), json_number(f.tokens_per_second_over_f32).c_str(),
+                 json_number(ours.peak_rss_mb).c_str(), compared.c_str(), json_number(f.compared_seconds).c_str(),
+                 json_number(f.paged_over_dense_time).c_str(), json_number(f.ragged_over_separate_time).c_str(),
+                 json_number(f.pytorch_padded_seconds).c_str(), json_number(f.speedup_vs_pytorch_padded).c_str(),
+                 missing.c_str(), report.targets == 0 ? "null" : report.met ? "true" : "false");
+  }
+  return true;
+}
+
 // The CPU table: attngen's kernels against the machine's limits and the CPU peers, in the same run.
 int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected, FILE* json) {
 
@@ -299,8 +405,14 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
   bool all_ok = true;
   // Masked cases are judged by their time against long_causal's (same shape, every key block).
   double long_causal_seconds = NAN;
-  std::string sparsity_report;
+  std::string sparsity_report, cache_targets;
+  std::map<std::string, double> f32_tokens;
   for (const bench_case* c : selected) {
+    if (c->has_sequence_lengths()) {
+      all_ok = run_cache_case(*c, o, {.peak_gflops = peak, .triad_gbps = triad}, json, f32_tokens, cache_targets) &&
+               all_ok;
+      continue;
+    }
     const child_report ours = in_child([&] { return time_attngen(*c, o.threads); });
     if (!ours.ok || ours.value <= 0) {
       std::printf("%-20s failed\n", c->name.c_str());
@@ -362,7 +474,7 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
                    json_number(gflops / pytorch).c_str(), missing.c_str(), json_number(time_ratio).c_str());
     }
   }
-  std::printf("%s", sparsity_report.c_str());
+  std::printf("%s%s", sparsity_report.c_str(), cache_targets.c_str());
   return all_ok ? 0 : 1;
 }
 
@@ -370,14 +482,15 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
 
 int run(int argc, char** argv) {
   const options o = parse(argc, argv);
+  for (const std::string& name : o.cases)
+    if (std::none_of(all_cases().begin(), all_cases().end(), [&](const bench_case& c) { return c.name == name; })) {
+      std::fprintf(stderr, "attngen-bench: unknown case name %s (see --help)\n", name.c_str());
+      return 2;
+    }
   std::vector<const bench_case*> selected;
   for (const auto& c : all_cases())
     if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end())
       selected.push_back(&c);
-  if (selected.size() != (o.cases.empty() ? all_cases().size() : o.cases.size())) {
-    std::fprintf(stderr, "attngen-bench: unknown case name (see --help)\n");
-    return 2;
-  }
   FILE* json = o.json_path.empty() ? nullptr : std::fopen(o.json_path.c_str(), "w");
   if (!o.json_path.empty() && json == nullptr) {
     std::fprintf(stderr, "attngen-bench: cannot write %s\n", o.json_path.c_str());
