@@ -379,8 +379,7 @@ void define_blocks(attention_algorithm& a, const tile_indices& at) {
 
 // Key blocks, the last one partly past Lk.
 Expr block_count(const attention_algorithm& a) {
-  const Expr keys = a.sources.key_extent.defined() ? a.sources.key_extent : a.sources.key_length;
-  return (keys + a.tiles.key_block - 1) / a.tiles.key_block;
+  return (a.sources.key_bound() + a.tiles.key_block - 1) / a.tiles.key_block;
 }
 
 // Whether some row of tile `it` can see a key of block `block` (block < block_count: both RDoms stop

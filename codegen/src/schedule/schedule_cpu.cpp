@@ -300,7 +300,9 @@ void schedule_cpu(attention_algorithm& a) {
   // groups (H is a multiple of the group size). Query tiles run inside the task, so scratch is per tile.
   // Tiny tasks are run several to a thread-pool task: handing out a task costs about as much as a
   // task of 10 queries x 10 keys (B16 H8 D64 L10: 89 against 67 us with 4 or more per task).
-  const Expr pairs_per_task = a.sources.query_length * group * a.sources.key_length;
+  // (A key length loaded from a buffer here hid from bounds inference that a task is one (kv head,
+  // batch): every task computed every kv head, 8x the work of a paged prefill chunk.)
+  const Expr pairs_per_task = a.sources.query_length * group * a.sources.key_bound();
   const Expr tasks_per_parallel_task = clamp(4096 / max(pairs_per_task, 1), 1, 8);
   // Query tiles split by a factor Halide cannot prove constant: with a constant one, loop partitioning
   // copies the whole tile body to give the last, partial tile its own (twice the code, for a guard

@@ -114,6 +114,8 @@ struct attention_sources {
   /// A bound on key_length that loop extents can use (key_length may be read from a buffer, which
   /// Halide's reduction domains cannot be bounded by); undefined: key_length itself.
   Halide::Expr key_extent;
+  /// key_extent where defined, else key_length: an extent loops and scheduling expressions can use.
+  Halide::Expr key_bound() const { return key_extent.defined() ? key_extent : key_length; }
   /// Zero in every call, in a form Halide cannot prove zero: the difference of two extents that the
   /// runtime checks equal and Halide's argument checks do not relate, clamped above at 0. Tile and
   /// block sizes add it where a constant size would make loop partitioning copy loop bodies.
