@@ -66,7 +66,9 @@ generate
     heads, kv_heads, head_dim, v_head_dim, causal (none|top_left|bottom_right),
     additive_mask (none|lq_lk|h_lq_lk|b_h_lq_lk|b_1_lq_lk),
     key_padding (none|true_means_ignore|true_means_keep), scale (number|default),
-    lse (true|false), dtype (f32|f16|bf16), tensor (`doc i32 batch key_length`),
+    lse (true|false), dtype (f32|f16|bf16), queries (dense|ragged),
+    kv_layout (dense|lengths|paged), page_size (a power of two, 1 to 256, with paged),
+    kv_dtype (f32|f16|bf16|i8), sinks (true|false), tensor (`doc i32 batch key_length`),
     scalar (name), score_mod and mask_mod (prefix calls: `and(le(kv, q), ge(kv, sub(q, 64)))`).
     A module (nn.MultiheadAttention) starts with `kind = module`: embed_dim, heads, kv_heads,
     kdim, vdim, bias, add_bias_kv, add_zero_attn, batch_first, self_attention, dropout,
