@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sequence_checks.hpp"
 #include "tensor_checks.hpp"
 
 namespace attngen {
@@ -162,35 +163,17 @@ status check_memory(const std::vector<append_tensor>& tensors) {
   return {};
 }
 
-// Element n of a checked int32 vector, and entry (b, p) of a checked page table.
-std::int64_t entry(const tensor_view& t, std::int64_t n) {
-  return static_cast<const std::int32_t*>(t.data)[n * t.strides[0]];
-}
-std::int64_t page_of(const tensor_view& table, std::int64_t b, std::int64_t p) {
-  return static_cast<const std::int32_t*>(table.data)[b * table.strides[0] + p * table.strides[1]];
-}
+using detail::sequence_cut::element;
+using detail::sequence_cut::page_entry;
 
 std::int64_t new_rows_of(const kv_append_args& a, std::int64_t b) {
-  return entry(a.new_offsets, b + 1) - entry(a.new_offsets, b);
+  return element(a.new_offsets, b + 1) - element(a.new_offsets, b);
 }
 
 status check_new_offsets(const kv_append_args& a) {
-  const std::int64_t sequences = a.kv_lengths.shape[0], total = a.k.shape[0];
-  if (entry(a.new_offsets, 0) != 0)
-    return fail(error_code::wrong_shape, "new_offsets",
-                "must start at 0, got new_offsets[0] = " + std::to_string(entry(a.new_offsets, 0)));
-  for (std::int64_t b = 0; b < sequences; ++b) {
-    const std::int64_t first = entry(a.new_offsets, b), next = entry(a.new_offsets, b + 1);
-    if (next < first)
-      return fail(error_code::wrong_shape, "new_offsets",
-                  "decreases at sequence " + std::to_string(b) + ": new_offsets[" + std::to_string(b) + "] = " +
-                      std::to_string(first) + ", new_offsets[" + std::to_string(b + 1) + "] = " + std::to_string(next));
-    if (next > total)
-      return fail(error_code::wrong_shape, "new_offsets",
-                  "new_offsets[" + std::to_string(b + 1) + "] = " + std::to_string(next) + " exceeds total_new (" +
-                      std::to_string(total) + ", the rows of k)");
-  }
-  return {};
+  const std::int64_t total = a.k.shape[0];
+  return detail::check_offsets("new_offsets", a.new_offsets, a.kv_lengths.shape[0], total,
+                               "total_new (" + std::to_string(total) + ", the rows of k)");
 }
 
 // The keys a sequence's cache holds: Lk, or its page table row's pages.
@@ -203,7 +186,7 @@ status check_capacity(const attention_desc& desc, const kv_append_args& a) {
   const std::string capacity_text =
       std::to_string(capacity) + (desc.is_paged() ? " keys its page table row holds (max_pages x page_size)" : " (Lk)");
   for (std::int64_t b = 0; b < a.kv_lengths.shape[0]; ++b) {
-    const std::int64_t held = entry(a.kv_lengths, b), added = new_rows_of(a, b);
+    const std::int64_t held = element(a.kv_lengths, b), added = new_rows_of(a, b);
     const std::string held_text = "kv_lengths[" + std::to_string(b) + "] = " + std::to_string(held);
     if (held < 0 || held > capacity)
       return fail(error_code::wrong_shape, "kv_lengths", held_text + " is outside 0 to " + capacity_text);
@@ -228,9 +211,9 @@ status check_pages(const attention_desc& desc, const kv_append_args& a) {
   for (std::int64_t b = 0; b < a.kv_lengths.shape[0]; ++b) {
     const std::int64_t added = new_rows_of(a, b);
     if (added == 0) continue;
-    const std::int64_t first_key = entry(a.kv_lengths, b), last_key = first_key + added - 1;
+    const std::int64_t first_key = element(a.kv_lengths, b), last_key = first_key + added - 1;
     for (std::int64_t p = first_key / page_size; p <= last_key / page_size; ++p) {
-      const std::int64_t page = page_of(a.page_table, b, p);
+      const std::int64_t page = page_entry(a.page_table, b, p);
       if (page < 0 || page >= pages)
         return fail(error_code::wrong_shape, "page_table",
                     "page_table[" + std::to_string(b) + "][" + std::to_string(p) + "] = " + std::to_string(page) +
@@ -253,11 +236,11 @@ struct appended_row {
 std::vector<appended_row> destinations(const attention_desc& desc, const kv_append_args& a) {
   std::vector<appended_row> rows;
   for (std::int64_t b = 0; b < a.kv_lengths.shape[0]; ++b) {
-    const std::int64_t held = entry(a.kv_lengths, b), first = entry(a.new_offsets, b);
+    const std::int64_t held = element(a.kv_lengths, b), first = element(a.new_offsets, b);
     for (std::int64_t r = 0; r < new_rows_of(a, b); ++r) {
       const std::int64_t key = held + r;
       if (desc.is_paged())
-        rows.push_back({first + r, b, key, page_of(a.page_table, b, key / desc.kv_page_size), key % desc.kv_page_size});
+        rows.push_back({first + r, b, key, page_entry(a.page_table, b, key / desc.kv_page_size), key % desc.kv_page_size});
       else
         rows.push_back({first + r, b, key, b, key});
     }

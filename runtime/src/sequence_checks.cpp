@@ -8,25 +8,34 @@ namespace attngen::detail {
 
 using sequence_cut::element;
 using sequence_cut::key_capacity;
+using sequence_cut::page_entry;
+
+status check_offsets(const char* name, const tensor_view& offsets, std::int64_t sequences, std::int64_t total,
+                     const std::string& total_text) {
+  const std::string n = name;
+  if (element(offsets, 0) != 0)
+    return fail(error_code::wrong_shape, name, "must start at 0, got " + n + "[0] = " + std::to_string(element(offsets, 0)));
+  for (std::int64_t b = 0; b < sequences; ++b) {
+    const std::int64_t first = element(offsets, b), next = element(offsets, b + 1);
+    if (next < first)
+      return fail(error_code::wrong_shape, name,
+                  "decreases at sequence " + std::to_string(b) + ": " + n + "[" + std::to_string(b) + "] = " +
+                      std::to_string(first) + ", " + n + "[" + std::to_string(b + 1) + "] = " + std::to_string(next));
+    if (next > total)
+      return fail(error_code::wrong_shape, name,
+                  n + "[" + std::to_string(b + 1) + "] = " + std::to_string(next) + " exceeds " + total_text);
+  }
+  return {};
+}
 
 status check_sequence_tensors(const attention_desc& desc, const attention_args& args) {
   const std::int64_t sequences = sequence_count(desc, args);
   if (desc.is_ragged()) {
     const std::int64_t total = args.q.shape[0];
-    if (element(args.q_offsets, 0) != 0)
-      return fail(error_code::wrong_shape, "q_offsets",
-                  "must start at 0, got q_offsets[0] = " + std::to_string(element(args.q_offsets, 0)));
-    for (std::int64_t b = 0; b < sequences; ++b) {
-      const std::int64_t first = element(args.q_offsets, b), next = element(args.q_offsets, b + 1);
-      if (next < first)
-        return fail(error_code::wrong_shape, "q_offsets",
-                    "decreases at sequence " + std::to_string(b) + ": q_offsets[" + std::to_string(b) + "] = " +
-                        std::to_string(first) + ", q_offsets[" + std::to_string(b + 1) + "] = " + std::to_string(next));
-      if (next > total)
-        return fail(error_code::wrong_shape, "q_offsets",
-                    "q_offsets[" + std::to_string(b + 1) + "] = " + std::to_string(next) + " exceeds total_q (" +
-                        std::to_string(total) + ", the rows of q)");
-    }
+    if (status s = check_offsets("q_offsets", args.q_offsets, sequences, total,
+                                 "total_q (" + std::to_string(total) + ", the rows of q)");
+        !s)
+      return s;
   }
   if (!desc.has_kv_lengths()) return {};
   const std::int64_t capacity = key_capacity(desc, args);
@@ -40,8 +49,7 @@ status check_sequence_tensors(const attention_desc& desc, const attention_args& 
     if (!desc.is_paged()) continue;
     const std::int64_t pages = args.k.shape[0];
     for (std::int64_t p = 0; p * desc.kv_page_size < keys; ++p) {
-      const std::int32_t page =
-          static_cast<const std::int32_t*>(args.page_table.data)[b * args.page_table.strides[0] + p * args.page_table.strides[1]];
+      const std::int32_t page = page_entry(args.page_table, b, p);
       if (page < 0 || page >= pages)
         return fail(error_code::wrong_shape, "page_table",
                     "page_table[" + std::to_string(b) + "][" + std::to_string(p) + "] = " + std::to_string(page) +

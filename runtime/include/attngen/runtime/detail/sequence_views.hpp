@@ -34,6 +34,11 @@ inline std::int32_t element(const tensor_view& t, std::int64_t n) {
   return static_cast<const std::int32_t*>(t.data)[n * t.strides[0]];
 }
 
+// Entry (b, p) of a validated page table: the pool page holding sequence b's p-th page of keys.
+inline std::int32_t page_entry(const tensor_view& table, std::int64_t b, std::int64_t p) {
+  return static_cast<const std::int32_t*>(table.data)[b * table.strides[0] + p * table.strides[1]];
+}
+
 // `t` with dimension `dim` cut to [first, first + extent).
 inline tensor_view cut(tensor_view t, int dim, std::int64_t first, std::int64_t extent) {
   t.data = static_cast<std::uint8_t*>(t.data) + first * t.strides[dim] * size_of(t.type);
