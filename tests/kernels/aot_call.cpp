@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "support/dense_view.hpp"
 #include "support/element_codec.hpp"
 
 namespace attngen::testing {
@@ -48,18 +49,8 @@ attention_args aot_call::args() {
   a.output = make_tensor(output_.data(), t, {B, Lq, H, Dv});
   if (d.lse_output) a.lse = make_tensor(lse_.data(), {B, H, Lq});
   for (int n = 0; n < d.captures.tensor_count; ++n) {
-    const std::vector<int> shape = p_.capture_shape(n);
-    tensor_view view;
-    view.data = captures_[n].data();
-    view.type = d.captures.tensors[n].type == capture_type::i32 ? dtype::i32 : dtype::f32;
-    view.rank = int(shape.size());
-    std::int64_t stride = 1;
-    for (int x = view.rank - 1; x >= 0; --x) {
-      view.shape[x] = shape[x];
-      view.strides[x] = stride;
-      stride *= shape[x];
-    }
-    a.captures[n] = view;
+    const dtype type = d.captures.tensors[n].type == capture_type::i32 ? dtype::i32 : dtype::f32;
+    a.captures[n] = dense_view(captures_[n].data(), type, p_.capture_shape(n));
   }
   for (std::size_t n = 0; n < p_.scalars.size(); ++n) a.scalars[n] = p_.scalars[n];
   return a;

@@ -15,20 +15,6 @@ bool is_boolean_mask(const mha_desc& d, const std::string& name) {
 
 }  // namespace
 
-tensor_view dense_view(const void* data, dtype type, const std::vector<int>& shape) {
-  tensor_view t;
-  t.data = const_cast<void*>(data);
-  t.type = type;
-  t.rank = int(shape.size());
-  std::int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    t.shape[d] = shape[d];
-    t.strides[d] = stride;
-    stride *= shape[d] > 0 ? shape[d] : 1;
-  }
-  return t;
-}
-
 aot_module_call::aot_module_call(const module_problem& p) : p_(p) {
   const dtype t = p.desc.element_type;
   for (const auto& [name, tensor] : p.inputs) {

@@ -9,11 +9,9 @@
 
 #include "attngen/runtime.hpp"
 #include "module/module_problem.hpp"
+#include "support/dense_view.hpp"
 
 namespace attngen::testing {
-
-/// A dense row-major view of `data` with `shape` (outermost first).
-tensor_view dense_view(const void* data, dtype type, const std::vector<int>& shape);
 
 class aot_module_call {
  public:

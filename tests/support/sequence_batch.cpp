@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "support/dense_view.hpp"
 #include "support/element_codec.hpp"
 
 namespace attngen::testing {
@@ -53,20 +54,6 @@ std::vector<std::uint8_t> cache_bytes(dtype type, std::vector<float>& values, in
 
 std::int64_t product(const std::vector<std::int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t(1), std::multiplies<>());
-}
-
-tensor_view dense_view_of(void* data, dtype type, const std::vector<std::int64_t>& shape) {
-  tensor_view t;
-  t.data = data;
-  t.type = type;
-  t.rank = int(shape.size());
-  std::int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    t.shape[d] = shape[d];
-    t.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return t;
 }
 
 // Copies sequence `s`'s token rows [0, keys) (rows of `width` elements) into the cache `to`: dense
@@ -265,15 +252,15 @@ tensor_view sequence_batch::view(const kernel_argument& argument) {
     return {B, queries_per_sequence, H, features};
   };
   switch (argument.slot) {
-    case argument_slot::q: return dense_view_of(q.data(), argument.type, rows(D));
-    case argument_slot::q_offsets: return dense_view_of(q_offsets.data(), dtype::i32, {B + 1});
-    case argument_slot::k: return dense_view_of(k.data(), argument.type, {token_outer, token_inner, KVH, D});
-    case argument_slot::v: return dense_view_of(v.data(), argument.type, {token_outer, token_inner, KVH, Dv});
-    case argument_slot::k_scale: return dense_view_of(k_scale.data(), dtype::f32, {token_outer, token_inner, KVH});
-    case argument_slot::v_scale: return dense_view_of(v_scale.data(), dtype::f32, {token_outer, token_inner, KVH});
-    case argument_slot::page_table: return dense_view_of(page_table.data(), dtype::i32, {B, max_pages});
-    case argument_slot::kv_lengths: return dense_view_of(kv_lengths.data(), dtype::i32, {B});
-    case argument_slot::sinks: return dense_view_of(sinks.data(), dtype::f32, {H});
+    case argument_slot::q: return dense_view(q.data(), argument.type, rows(D));
+    case argument_slot::q_offsets: return dense_view(q_offsets.data(), dtype::i32, {B + 1});
+    case argument_slot::k: return dense_view(k.data(), argument.type, {token_outer, token_inner, KVH, D});
+    case argument_slot::v: return dense_view(v.data(), argument.type, {token_outer, token_inner, KVH, Dv});
+    case argument_slot::k_scale: return dense_view(k_scale.data(), dtype::f32, {token_outer, token_inner, KVH});
+    case argument_slot::v_scale: return dense_view(v_scale.data(), dtype::f32, {token_outer, token_inner, KVH});
+    case argument_slot::page_table: return dense_view(page_table.data(), dtype::i32, {B, max_pages});
+    case argument_slot::kv_lengths: return dense_view(kv_lengths.data(), dtype::i32, {B});
+    case argument_slot::sinks: return dense_view(sinks.data(), dtype::f32, {H});
     case argument_slot::mask: {
       std::vector<std::int64_t> shape;
       for (int d = 0; d < argument.rank; ++d) {
@@ -286,19 +273,19 @@ tensor_view sequence_batch::view(const kernel_argument& argument) {
           default: shape.push_back(dim.extent); break;
         }
       }
-      return dense_view_of(mask.data(), argument.type, shape);
+      return dense_view(mask.data(), argument.type, shape);
     }
-    case argument_slot::key_padding: return dense_view_of(key_padding.data(), dtype::u8, {B, key_capacity});
+    case argument_slot::key_padding: return dense_view(key_padding.data(), dtype::u8, {B, key_capacity});
     case argument_slot::capture: {
       std::vector<std::int64_t> shape;
       for (int d = 0; d < argument.rank; ++d) shape.push_back(argument.dims[d].extent);
-      return dense_view_of(captures[argument.index].data(), argument.type, shape);
+      return dense_view(captures[argument.index].data(), argument.type, shape);
     }
     case argument_slot::scalars: return {};
-    case argument_slot::output: return dense_view_of(output.data(), argument.type, rows(Dv));
+    case argument_slot::output: return dense_view(output.data(), argument.type, rows(Dv));
     case argument_slot::lse:
-      if (desc.is_ragged()) return dense_view_of(lse.data(), dtype::f32, {H, total_q});
-      return dense_view_of(lse.data(), dtype::f32, {B, H, queries_per_sequence});
+      if (desc.is_ragged()) return dense_view(lse.data(), dtype::f32, {H, total_q});
+      return dense_view(lse.data(), dtype::f32, {B, H, queries_per_sequence});
   }
   return {};
 }
