@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attngen/runtime/detail/lse_layout.hpp"
 #include "attention_views.hpp"
 #include "call_context.hpp"
 #include "caught_exception.hpp"
@@ -29,19 +30,6 @@ status entry_for(device_kind device, const kernel_entries<Entry>& entries, const
   return status(error_code::device_not_generated,
                 std::string(first_tensor) + ": the call runs on " + name_of(device) +
                     ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
-}
-
-// A CPU kernel writes the log-sum-exp as its output's second value (codegen's
-// blocking::lse_in_output): the (B, H, Lq) tensor seen with the output's dimensions, (B, Lq, H, Dv),
-// the feature dimension stepping nowhere. GPU kernels take the tensor as it is.
-tensor_view lse_beside_output(const tensor_view& lse, std::int64_t value_head_dim) {
-  tensor_view view = lse;
-  view.rank = 4;
-  const std::int64_t shape[] = {lse.shape[0], lse.shape[2], lse.shape[1], value_head_dim};
-  const std::int64_t strides[] = {lse.strides[0], lse.strides[2], lse.strides[1], 0};
-  std::copy(std::begin(shape), std::end(shape), view.shape);
-  std::copy(std::begin(strides), std::end(strides), view.strides);
-  return view;
 }
 
 // Rows that see no key: output 0 and log-sum-exp -inf, or with sinks the head's sink logit (the

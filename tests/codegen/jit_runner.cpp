@@ -1,8 +1,6 @@
 #include "codegen/jit_runner.hpp"
 
-#include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +11,7 @@
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/visibility_table.hpp"
+#include "attngen/runtime/detail/lse_layout.hpp"
 #include "attngen/runtime/detail/sequence_views.hpp"
 #include "attngen/runtime/detail/visibility_slices.hpp"
 #include "support/element_codec.hpp"
@@ -79,18 +78,6 @@ Halide::ImageParam& parameter_for(codegen::attention_algorithm& a, const kernel_
     case argument_slot::output: case argument_slot::lse: break;
   }
   throw std::logic_error("jit_runner: an output has no ImageParam");
-}
-
-// The (1, H, Lq) log-sum-exp of a sequence as the CPU kernel writes it: with the output's dimensions
-// (1, Lq, H, Dv), the feature dimension stepping nowhere.
-tensor_view lse_beside_output(const tensor_view& lse, std::int64_t value_head_dim) {
-  tensor_view v = lse;
-  v.rank = 4;
-  const std::int64_t shape[] = {lse.shape[0], lse.shape[2], lse.shape[1], value_head_dim};
-  const std::int64_t strides[] = {lse.strides[0], lse.strides[2], lse.strides[1], 0};
-  std::copy(std::begin(shape), std::end(shape), v.shape);
-  std::copy(std::begin(strides), std::end(strides), v.strides);
-  return v;
 }
 
 // Sequence rows that see no key, as the runtime fills them: output 0, lse -inf or the sink's logit.
@@ -211,7 +198,7 @@ void jit_kernel::run(sequence_batch& batch) {
         outputs.push_back(buffer_of(cut.view, cut.batch_dim, int(b)));
       } else if (argument.slot == argument_slot::lse) {
         lse_view = cut.view;
-        outputs.push_back(buffer_of(lse_beside_output(cut.view, d.effective_v_head_dim()), 0, int(b)));
+        outputs.push_back(buffer_of(detail::lse_beside_output(cut.view, d.effective_v_head_dim()), 0, int(b)));
       } else {
         parameter_for(a, argument).set(buffer_of(cut.view, cut.batch_dim, int(b)));
       }
