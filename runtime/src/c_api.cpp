@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "attngen/runtime/detail/c_bridge.hpp"
+#include "attngen/runtime/detail/dense_layout.hpp"
 #include "attention_views.hpp"
 #include "caught_exception.hpp"
-#include "dense_layout.hpp"
 #include "module_views.hpp"
 
 namespace attngen::detail {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dense_layout.hpp"
+#include "attngen/runtime/detail/dense_layout.hpp"
 
 namespace attngen {
 

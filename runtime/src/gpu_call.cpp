@@ -4,6 +4,7 @@
 
 #include "HalideRuntimeCuda.h"
 #include "HalideRuntimeOpenCL.h"
+#include "attngen/runtime/detail/dense_layout.hpp"
 #include "cuda_hooks.hpp"
 
 namespace attngen::detail {
@@ -54,11 +55,7 @@ tensor_view dense_host_like(const tensor_view& t, std::vector<std::uint8_t>& byt
   tensor_view dense = t;
   dense.data = bytes.data();
   dense.device = device_kind::host;
-  std::int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    dense.strides[d] = stride;
-    stride *= t.shape[d];
-  }
+  dense_strides(dense.shape, dense.rank, dense.strides);
   return dense;
 }
 

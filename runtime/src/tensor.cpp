@@ -1,6 +1,6 @@
 #include "attngen/runtime/tensor.hpp"
 
-#include "dense_layout.hpp"
+#include "attngen/runtime/detail/dense_layout.hpp"
 
 namespace attngen {
 

@@ -1,26 +1,23 @@
 #pragma once
 /// Dense row-major views of test storage, for shapes known only at run time.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "attngen/runtime/detail/dense_layout.hpp"
 #include "attngen/runtime/tensor.hpp"
 
 namespace attngen::testing {
 
-/// A dense row-major view of `data` with `shape` (outermost first); strides stay positive past an
-/// empty dimension, as validation requires of every view.
+/// A dense row-major view of `data` with `shape` (outermost first), laid out as make_tensor lays it.
 inline tensor_view dense_view(const void* data, dtype type, const std::vector<std::int64_t>& shape) {
   tensor_view t;
   t.data = const_cast<void*>(data);
   t.type = type;
   t.rank = int(shape.size());
-  std::int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    t.shape[d] = shape[d];
-    t.strides[d] = stride;
-    stride *= shape[d] > 0 ? shape[d] : 1;
-  }
+  std::copy(shape.begin(), shape.end(), t.shape);
+  attngen::detail::dense_strides(t.shape, t.rank, t.strides);
   return t;
 }
 

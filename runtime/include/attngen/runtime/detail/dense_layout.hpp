@@ -1,5 +1,6 @@
 #pragma once
-// The row-major layout of a dense tensor, shared by make_tensor and the C API's attngen_dense_tensor.
+/// The row-major layout of a dense tensor, shared by make_tensor, the C API's attngen_dense_tensor,
+/// DLPack imports, device staging and the tests' dense views.
 
 #include <cstdint>
 
