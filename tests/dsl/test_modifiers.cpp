@@ -126,3 +126,68 @@ TEST_CASE("a capture named like a parameter of the typed call or a C++ keyword i
   CHECK(first_problem(base.capture(scalar("float"))) == message);
   CHECK(first_problem(base.capture(scalar("outputs"))).empty());
 }
+
+TEST_CASE("float math converts an integer operand to float", "[dsl][modifiers][math]") {
+  constexpr auto e = sin(kv);
+  STATIC_REQUIRE(decltype(e)::kind == value_kind::floating);
+  STATIC_REQUIRE(e.graph.root().op == expr_op::sin);
+  STATIC_REQUIRE(e.graph.nodes[e.graph.root().operands[0]].op == expr_op::to_float);
+  STATIC_REQUIRE(decltype(pow(2, h))::kind == value_kind::floating);
+}
+
+TEST_CASE("remainder of integers is an integer, of a float and an integer a float", "[dsl][modifiers][math]") {
+  STATIC_REQUIRE(decltype(kv % 3)::kind == value_kind::integer);
+  STATIC_REQUIRE(decltype(score % 3)::kind == value_kind::floating);
+  STATIC_REQUIRE((kv % 3).graph.root().op == expr_op::modulo);
+}
+
+TEST_CASE("bit operations on integers give integers", "[dsl][modifiers][math]") {
+  STATIC_REQUIRE((kv & 3).graph.root().op == expr_op::bit_and);
+  STATIC_REQUIRE((kv | q).graph.root().op == expr_op::bit_or);
+  STATIC_REQUIRE((kv ^ q).graph.root().op == expr_op::bit_xor);
+  STATIC_REQUIRE((~kv).graph.root().op == expr_op::bit_not);
+  STATIC_REQUIRE((1 << kv).graph.root().op == expr_op::shift_left);
+  STATIC_REQUIRE(decltype(q >> 2)::kind == value_kind::integer);
+}
+
+TEST_CASE("& and | on two conditions are && and ||", "[dsl][modifiers][math]") {
+  STATIC_REQUIRE(((kv <= q) & (q < 5)).graph == ((kv <= q) && (q < 5)).graph);
+  STATIC_REQUIRE(((kv <= q) | (q < 5)).graph == ((kv <= q) || (q < 5)).graph);
+}
+
+TEST_CASE("infinity is a float constant and -infinity its negation", "[dsl][modifiers][math]") {
+  STATIC_REQUIRE(infinity.graph.root().op == expr_op::constant);
+  STATIC_REQUIRE(infinity.graph.root().number == std::numeric_limits<float>::infinity());
+  STATIC_REQUIRE((-infinity).graph.root().op == expr_op::neg);
+}
+
+TEST_CASE("text form round-trips every math node and infinite constants", "[dsl][modifiers][math][text]") {
+  const modifier_graph graphs[] = {
+      ((kv - q) % 4 == 3 || ((((q >> 2) ^ (kv << 1)) & ~h) | 1) == 1).graph,
+      (select(kv % 5 == 4, -infinity, detail::as_expr(-std::numeric_limits<float>::infinity()) * 0.0f + score) +
+       score % 0.5f)
+          .graph,
+      (sin(score) + cos(score) + tan(score) + asin(score) + acos(score) + atan(score) + sinh(score) + cosh(score))
+          .graph,
+      (exp2(score) + sqrt(score) + floor(score) + ceil(score) + round(score) + sigmoid(score) + erf(score) +
+       pow(score, 2) + atan2(score, 1.5f))
+          .graph,
+  };
+  for (const modifier_graph& graph : graphs) {
+    INFO(to_text(graph));
+    modifier_graph parsed;
+    std::size_t error_at = 0;
+    REQUIRE(parse_modifier(to_text(graph), capture_table{}, parsed, &error_at).empty());
+    CHECK(parsed == graph);
+  }
+  CHECK(to_text((-infinity).graph) == "neg(inff)");
+}
+
+TEST_CASE("text form refuses a float in a bit operation and a boolean in float math", "[dsl][modifiers][math][text]") {
+  CHECK(parse_description("heads = 4\nhead_dim = 32\nmask_mod = eq(bit_and(kv, 1.5f), 0)\n").error ==
+        "line 3, column 32: mask_mod: operands must be integers");
+  CHECK(parse_description("heads = 4\nhead_dim = 32\nscore_mod = sin(le(kv, q))\n").error ==
+        "line 3, column 27: score_mod: operand must be a float");
+  CHECK(parse_description("heads = 4\nhead_dim = 32\nscore_mod = pow(score)\n").error ==
+        "line 3, column 23: score_mod: pow takes 2 operands");
+}

@@ -24,8 +24,7 @@ constexpr auto sliding_window(int left, int right) {
 /// ALiBi (Press et al.): score + m_h * (kv - q), with the paper's slopes m_h = 2^(-8 (h + 1) / heads).
 constexpr auto alibi(int heads) {
   using namespace mod;
-  constexpr float ln2 = 0.693147180559945309f;
-  return score + exp(to_float(h + 1) * (-8.0f * ln2 / float(heads))) * to_float(kv - q);
+  return score + exp2(to_float(h + 1) * (-8.0f / float(heads))) * to_float(kv - q);
 }
 
 /// Soft-capping (Gemma 2, Grok): cap * tanh(score / cap).

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -21,52 +22,11 @@ namespace attngen {
 
 namespace detail {
 
-struct op_spelling {
-  expr_op op;
-  std::string_view text;  ///< prefix-form name
-  std::string_view cpp;   ///< C++: an infix operator (with a leading space) or a function
-};
-
-inline constexpr op_spelling op_spellings[] = {
-    {expr_op::score, "score", "attngen::mod::score"},
-    {expr_op::batch, "b", "attngen::mod::b"},
-    {expr_op::head, "h", "attngen::mod::h"},
-    {expr_op::query, "q", "attngen::mod::q"},
-    {expr_op::key, "kv", "attngen::mod::kv"},
-    {expr_op::query_length, "q_len", "attngen::mod::q_len"},
-    {expr_op::key_length, "kv_len", "attngen::mod::kv_len"},
-    {expr_op::add, "add", " +"},
-    {expr_op::sub, "sub", " -"},
-    {expr_op::mul, "mul", " *"},
-    {expr_op::div, "div", " /"},
-    {expr_op::neg, "neg", "-"},
-    {expr_op::min, "min", "attngen::mod::min"},
-    {expr_op::max, "max", "attngen::mod::max"},
-    {expr_op::abs, "abs", "attngen::mod::abs"},
-    {expr_op::exp, "exp", "attngen::mod::exp"},
-    {expr_op::log, "log", "attngen::mod::log"},
-    {expr_op::tanh, "tanh", "attngen::mod::tanh"},
-    {expr_op::to_float, "to_float", "attngen::mod::to_float"},
-    {expr_op::lt, "lt", " <"},
-    {expr_op::le, "le", " <="},
-    {expr_op::gt, "gt", " >"},
-    {expr_op::ge, "ge", " >="},
-    {expr_op::eq, "eq", " =="},
-    {expr_op::ne, "ne", " !="},
-    {expr_op::logical_and, "and", " &&"},
-    {expr_op::logical_or, "or", " ||"},
-    {expr_op::logical_not, "not", "!"},
-    {expr_op::select, "select", "attngen::mod::select"},
-};
-
-constexpr const op_spelling* spelling_of(expr_op op) {
-  for (const auto& s : op_spellings)
-    if (s.op == op) return &s;
-  return nullptr;
-}
-
 inline std::string constant_text(const expr_node& n, bool for_cpp) {
   if (n.kind == value_kind::boolean) return n.number != 0.0f ? "true" : "false";
+  const bool infinite = n.number > std::numeric_limits<float>::max() || n.number < -std::numeric_limits<float>::max();
+  if (for_cpp && infinite)
+    return std::string("attngen::detail::as_expr(") + (n.number < 0 ? "-" : "") + "std::numeric_limits<float>::infinity())";
   char buffer[64];
   if (n.kind == value_kind::integer) std::snprintf(buffer, sizeof buffer, "%d", static_cast<int>(n.number));
   else std::snprintf(buffer, sizeof buffer, for_cpp ? "%af" : "%.9gf", static_cast<double>(n.number));
@@ -83,7 +43,7 @@ inline void append_text(const modifier_graph& g, int index, std::string& out) {
     out += "$" + std::string(n.name.view());
     return;
   }
-  out += n.op == expr_op::tensor_read ? "@" + std::string(n.name.view()) : std::string(spelling_of(n.op)->text);
+  out += n.op == expr_op::tensor_read ? "@" + std::string(n.name.view()) : std::string(info(n.op).text);
   if (n.operand_count == 0) return;
   out += "(";
   for (int o = 0; o < n.operand_count; ++o) {
@@ -132,7 +92,7 @@ inline void append_cpp(const modifier_graph& g, const capture_table& captures, i
     }
     default: break;
   }
-  const op_spelling& s = *spelling_of(n.op);
+  const op_info& s = info(n.op);
   if (n.operand_count == 0) {
     out += s.cpp;
   } else if (s.cpp.front() == ' ') {
@@ -144,7 +104,7 @@ inline void append_cpp(const modifier_graph& g, const capture_table& captures, i
     out += std::string(s.cpp) + " ";
     operand(1);
     out += ")";
-  } else if (n.op == expr_op::neg || n.op == expr_op::logical_not) {
+  } else if (s.cpp.size() == 1) {  // a prefix operator: - ! ~
     out += "(" + std::string(s.cpp);
     operand(0);
     out += ")";
@@ -273,7 +233,7 @@ class modifier_parser {
       node.number = w == "true" ? 1.0f : 0.0f;
       return add(node);
     }
-    if (std::isdigit(static_cast<unsigned char>(w.front())) || w.front() == '-' || w.front() == '.') {
+    if (std::isdigit(static_cast<unsigned char>(w.front())) || w.front() == '-' || w.front() == '.' || w == "inff") {
       const bool is_float = w.back() == 'f';
       const std::string number(is_float ? w.substr(0, w.size() - 1) : w);
       char* end = nullptr;
@@ -286,66 +246,63 @@ class modifier_parser {
       node.kind = is_float ? value_kind::floating : value_kind::integer;
       return add(node);
     }
-    const op_spelling* spelling = nullptr;
-    for (const auto& s : op_spellings)
-      if (s.text == w) spelling = &s;
-    if (spelling == nullptr) {
+    const op_info* row = nullptr;
+    for (const op_info& r : op_table)
+      if (r.arity >= 0 && r.text == w) row = &r;
+    if (row == nullptr) {
       fail("unknown name `" + std::string(w) + "`");
       return -1;
     }
-    node.op = spelling->op;
-    const bool leaf = spelling->op >= expr_op::score && spelling->op <= expr_op::key_length;
-    if (!leaf && parse_operands(node) < 0) return -1;
+    node.op = row->op;
+    if (row->arity > 0 && parse_operands(node) < 0) return -1;
     if (!set_kind(node)) return -1;
     return add(node);
   }
-  // The node's kind from its operands, checking them as the C++ operators do.
+  // The node's kind from its operands, checking them by the node's typing rule as the C++ operators
+  // do (except that the text form converts nothing: integers become floats through to_float).
   bool set_kind(expr_node& node) {
+    const op_info& row = info(node.op);
     auto kind = [&](int o) { return graph_.nodes[node.operands[o]].kind; };
-    auto wants = [&](int count) {
-      if (node.operand_count == count) return true;
-      fail(std::string(spelling_of(node.op)->text) + " takes " + std::to_string(count) + " operands");
-      return false;
+    auto all = [&](value_kind k) {
+      for (int o = 0; o < node.operand_count; ++o)
+        if (kind(o) != k) return false;
+      return true;
     };
-    switch (node.op) {
-      case expr_op::score: node.kind = value_kind::floating; return true;
-      case expr_op::batch: case expr_op::head: case expr_op::query: case expr_op::key:
-      case expr_op::query_length: case expr_op::key_length: node.kind = value_kind::integer; return true;
-      case expr_op::add: case expr_op::sub: case expr_op::mul: case expr_op::div: case expr_op::min:
-      case expr_op::max:
-        if (!wants(2)) return false;
-        if (kind(0) != kind(1) || kind(0) == value_kind::boolean)
-          return reject("operands must be two integers or two floats");
+    if (row.arity > 0 && node.operand_count != row.arity)
+      return reject(std::string(row.text) + " takes " + std::to_string(row.arity) + (row.arity == 1 ? " operand" : " operands"));
+    switch (row.rule) {
+      case typing::float_leaf: node.kind = value_kind::floating; return true;
+      case typing::integer_leaf: node.kind = value_kind::integer; return true;
+      case typing::declared: return true;
+      case typing::numbers:
         node.kind = kind(0);
-        return true;
-      case expr_op::neg: case expr_op::abs:
-        if (!wants(1)) return false;
+        return (kind(0) != value_kind::boolean && all(kind(0))) || reject("operands must be two integers or two floats");
+      case typing::number:
         node.kind = kind(0);
         return kind(0) != value_kind::boolean || reject("operand must be a number");
-      case expr_op::exp: case expr_op::log: case expr_op::tanh:
+      case typing::float_math:
         node.kind = value_kind::floating;
-        return wants(1) && (kind(0) == value_kind::floating || reject("operand must be a float"));
-      case expr_op::to_float:
+        return all(value_kind::floating) ||
+               reject(row.arity == 1 ? "operand must be a float" : "operands must be floats");
+      case typing::integers:
+        node.kind = value_kind::integer;
+        return all(value_kind::integer) ||
+               reject(row.arity == 1 ? "operand must be an integer" : "operands must be integers");
+      case typing::conversion:
         node.kind = value_kind::floating;
-        return wants(1) && (kind(0) == value_kind::integer || reject("operand must be an integer"));
-      case expr_op::lt: case expr_op::le: case expr_op::gt: case expr_op::ge: case expr_op::eq: case expr_op::ne:
+        return kind(0) == value_kind::integer || reject("operand must be an integer");
+      case typing::comparison:
         node.kind = value_kind::boolean;
-        return wants(2) && ((kind(0) == kind(1) && kind(0) != value_kind::boolean) ||
-                            reject("comparisons take two integers or two floats"));
-      case expr_op::logical_and: case expr_op::logical_or:
+        return (kind(0) != value_kind::boolean && all(kind(0))) || reject("comparisons take two integers or two floats");
+      case typing::booleans:
         node.kind = value_kind::boolean;
-        return wants(2) && ((kind(0) == value_kind::boolean && kind(1) == value_kind::boolean) ||
-                            reject("operands must be booleans"));
-      case expr_op::logical_not:
-        node.kind = value_kind::boolean;
-        return wants(1) && (kind(0) == value_kind::boolean || reject("operand must be a boolean"));
-      case expr_op::select:
-        if (!wants(3)) return false;
+        return all(value_kind::boolean) || reject(row.arity == 1 ? "operand must be a boolean" : "operands must be booleans");
+      case typing::selection:
         node.kind = kind(1);
         return (kind(0) == value_kind::boolean && kind(1) == kind(2)) ||
                reject("select takes a boolean and two values of one kind");
-      default: return true;
     }
+    return true;
   }
 
   std::string_view text_;

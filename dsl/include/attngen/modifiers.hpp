@@ -10,15 +10,22 @@
 ///         .mask_mod(doc(b, q) == doc(b, kv) && kv <= q);
 ///
 /// Leaves: `score` (the scaled q.k, float), `b`, `h`, `q`, `kv` (batch, query head, query and key
-/// index), `q_len`, `kv_len` (the call's lengths), number literals, captured run-time scalars and
-/// captured run-time tensors indexed by integer expressions. Nodes: + - * / (integer division
-/// rounds down), unary -, comparisons, && || !, select(c, a, b), min, max, abs, exp, log, tanh,
-/// to_float. Integers mix with floats by converting to float. A type error (a boolean in arithmetic,
-/// a float in &&, a float index) stops compilation with a message saying so; an undeclared capture
-/// or a wrong number of indices is a description rule (attngen::validated) and stops it too.
+/// index), `q_len`, `kv_len` (the call's lengths), number literals and `infinity`, captured run-time
+/// scalars and captured run-time tensors indexed by integer expressions. Nodes (attngen/modifier_ops.hpp):
+///   numbers      + - * / % (integer division and remainder round down), unary -, min, max, abs;
+///   float math   exp, exp2, log, pow, sqrt, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh,
+///                tanh, sigmoid, erf, floor, ceil, round (half to even), to_float;
+///   integers     & | ^ ~ << >> (shift counts clamped into 0..31);
+///   conditions   comparisons, && || ! (& and | on conditions are && and ||), select(c, a, b).
+/// Integers mix with floats by converting to float; float math converts integers. A type error (a
+/// boolean in arithmetic or float math, a float in a bit operation or &&, a float index) stops
+/// compilation with an `attngen modifier:` message; an undeclared capture or a wrong number of
+/// indices is a description rule (attngen::validated) and stops it too.
 ///
 /// Semantics: score_mod(score, b, h, q, kv) replaces the scaled score before the additive mask is
-/// added; mask_mod(b, h, q, kv) false masks the key out (on top of causality and the other masks).
+/// added (a score at or below mask_out_threshold, -infinity included, masks the key out, as
+/// FlexAttention's -inf does); mask_mod(b, h, q, kv) false masks the key out (on top of causality and
+/// the other masks).
 /// Captured tensor reads are clamped into the tensor's extents.
 
 #include <concepts>
@@ -28,21 +35,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "attngen/modifier_ops.hpp"
+
 namespace attngen {
-
-/// What an expression evaluates to.
-enum class value_kind : std::uint8_t { floating, integer, boolean };
-
-/// Node kinds of a modifier graph.
-enum class expr_op : std::uint8_t {
-  constant,       ///< `number` (its kind says float, integer or boolean)
-  score, batch, head, query, key, query_length, key_length,
-  scalar,         ///< the captured run-time scalar `name`
-  tensor_read,    ///< the captured tensor `name` at operands (1 to 3 integer indices)
-  add, sub, mul, div, neg, min, max, abs, exp, log, tanh, to_float,
-  lt, le, gt, ge, eq, ne, logical_and, logical_or, logical_not,
-  select,         ///< operands: condition, then, else
-};
 
 /// A capture's name: an identifier of at most 15 characters.
 struct capture_name {
@@ -209,8 +204,33 @@ template <typename A>
 constexpr auto float_function(expr_op op, const A& a_in) {
   const auto a = as_expr(a_in);
   static_assert(decltype(a)::kind != value_kind::boolean,
-                "attngen modifier: exp, log and tanh take a number, not a boolean expression");
+                "attngen modifier: float math (exp, log, sin, sqrt, floor, sigmoid, erf, ...) takes a number, "
+                "not a boolean expression");
   return node<value_kind::floating>(op, as_float(a));
+}
+
+template <typename A, typename B>
+constexpr auto float_function(expr_op op, const A& a_in, const B& b_in) {
+  const auto a = as_expr(a_in);
+  const auto b = as_expr(b_in);
+  static_assert(decltype(a)::kind != value_kind::boolean && decltype(b)::kind != value_kind::boolean,
+                "attngen modifier: pow and atan2 take numbers, not boolean expressions");
+  return node<value_kind::floating>(op, as_float(a), as_float(b));
+}
+
+template <typename... Operands>
+constexpr auto bitwise(expr_op op, const Operands&... operands_in) {
+  static_assert(((decltype(as_expr(operands_in))::kind == value_kind::integer) && ...),
+                "attngen modifier: bit operations (& | ^ ~ << >>) take integer expressions, not floats or booleans");
+  return node<value_kind::integer>(op, as_expr(operands_in)...);
+}
+
+// & and | on two conditions are && and || (FlexAttention's masks combine conditions with them).
+template <typename A, typename B>
+constexpr auto bitwise_or_logic(expr_op bit_op, expr_op logic_op, const A& a, const B& b) {
+  if constexpr (decltype(as_expr(a))::kind == value_kind::boolean && decltype(as_expr(b))::kind == value_kind::boolean)
+    return logic(logic_op, a, b);
+  else return bitwise(bit_op, a, b);
 }
 
 // Two operands, at least one an expression (so plain arithmetic on literals stays C++'s).
@@ -229,6 +249,10 @@ constexpr auto operator*(const A& a, const B& b) { return detail::arithmetic(exp
 /// Division; between integers it rounds down (towards negative infinity).
 template <typename A, typename B> requires detail::operands<A, B>
 constexpr auto operator/(const A& a, const B& b) { return detail::arithmetic(expr_op::div, a, b); }
+/// Remainder of the division that rounds down: a - b * (a / b), with the divisor's sign (Python's
+/// and torch.remainder's); an integer x % 0 is x, a float one NaN.
+template <typename A, typename B> requires detail::operands<A, B>
+constexpr auto operator%(const A& a, const B& b) { return detail::arithmetic(expr_op::modulo, a, b); }
 template <value_kind K>
 constexpr expr<K> operator-(const expr<K>& a) {
   static_assert(K != value_kind::boolean, "attngen modifier: negating a boolean expression; use !");
@@ -256,6 +280,25 @@ constexpr auto operator!(const expr<K>& a) {
   return detail::node<value_kind::boolean>(expr_op::logical_not, a);
 }
 
+/// Bit operations on integers (two's complement, 32 bits); on two conditions & and | are && and ||.
+template <typename A, typename B> requires detail::operands<A, B>
+constexpr auto operator&(const A& a, const B& b) {
+  return detail::bitwise_or_logic(expr_op::bit_and, expr_op::logical_and, a, b);
+}
+template <typename A, typename B> requires detail::operands<A, B>
+constexpr auto operator|(const A& a, const B& b) {
+  return detail::bitwise_or_logic(expr_op::bit_or, expr_op::logical_or, a, b);
+}
+template <typename A, typename B> requires detail::operands<A, B>
+constexpr auto operator^(const A& a, const B& b) { return detail::bitwise(expr_op::bit_xor, a, b); }
+template <value_kind K>
+constexpr auto operator~(const expr<K>& a) { return detail::bitwise(expr_op::bit_not, a); }
+/// Shifts by a count clamped into 0..31; << wraps, >> is arithmetic (rounds down).
+template <typename A, typename B> requires detail::operands<A, B>
+constexpr auto operator<<(const A& a, const B& b) { return detail::bitwise(expr_op::shift_left, a, b); }
+template <typename A, typename B> requires detail::operands<A, B>
+constexpr auto operator>>(const A& a, const B& b) { return detail::bitwise(expr_op::shift_right, a, b); }
+
 namespace mod {
 
 /// The scaled score q.k * scale (score_mod only).
@@ -266,6 +309,9 @@ inline constexpr auto q = detail::leaf<value_kind::integer>(expr_op::query);   /
 inline constexpr auto kv = detail::leaf<value_kind::integer>(expr_op::key);    ///< key index
 inline constexpr auto q_len = detail::leaf<value_kind::integer>(expr_op::query_length);  ///< Lq
 inline constexpr auto kv_len = detail::leaf<value_kind::integer>(expr_op::key_length);   ///< Lk
+/// Positive infinity: `select(condition, score, -infinity)` hides a key as FlexAttention's -inf does.
+inline constexpr auto infinity =
+    detail::leaf<value_kind::floating>(expr_op::constant, std::numeric_limits<float>::infinity());
 
 /// `then` where `condition` holds, else `otherwise` (numbers; mixed integer and float give float).
 template <typename C, typename T, typename E>
@@ -297,9 +343,47 @@ constexpr expr<K> abs(const expr<K>& a) {
 template <value_kind K>
 constexpr auto exp(const expr<K>& a) { return detail::float_function(expr_op::exp, a); }
 template <value_kind K>
+constexpr auto exp2(const expr<K>& a) { return detail::float_function(expr_op::exp2, a); }
+template <value_kind K>
 constexpr auto log(const expr<K>& a) { return detail::float_function(expr_op::log, a); }
 template <value_kind K>
+constexpr auto sqrt(const expr<K>& a) { return detail::float_function(expr_op::sqrt, a); }
+template <value_kind K>
+constexpr auto sin(const expr<K>& a) { return detail::float_function(expr_op::sin, a); }
+template <value_kind K>
+constexpr auto cos(const expr<K>& a) { return detail::float_function(expr_op::cos, a); }
+template <value_kind K>
+constexpr auto tan(const expr<K>& a) { return detail::float_function(expr_op::tan, a); }
+template <value_kind K>
+constexpr auto asin(const expr<K>& a) { return detail::float_function(expr_op::asin, a); }
+template <value_kind K>
+constexpr auto acos(const expr<K>& a) { return detail::float_function(expr_op::acos, a); }
+template <value_kind K>
+constexpr auto atan(const expr<K>& a) { return detail::float_function(expr_op::atan, a); }
+template <value_kind K>
+constexpr auto sinh(const expr<K>& a) { return detail::float_function(expr_op::sinh, a); }
+template <value_kind K>
+constexpr auto cosh(const expr<K>& a) { return detail::float_function(expr_op::cosh, a); }
+template <value_kind K>
 constexpr auto tanh(const expr<K>& a) { return detail::float_function(expr_op::tanh, a); }
+template <value_kind K>
+constexpr auto erf(const expr<K>& a) { return detail::float_function(expr_op::erf, a); }
+template <value_kind K>
+constexpr auto floor(const expr<K>& a) { return detail::float_function(expr_op::floor, a); }
+template <value_kind K>
+constexpr auto ceil(const expr<K>& a) { return detail::float_function(expr_op::ceil, a); }
+/// The nearest whole number, halves to even (torch.round).
+template <value_kind K>
+constexpr auto round(const expr<K>& a) { return detail::float_function(expr_op::round, a); }
+/// 1 / (1 + exp(-a)).
+template <value_kind K>
+constexpr auto sigmoid(const expr<K>& a) { return detail::float_function(expr_op::sigmoid, a); }
+/// a raised to the power b (a negative a with a whole b as well).
+template <typename A, typename B> requires detail::operands<A, B>
+constexpr auto pow(const A& a, const B& b) { return detail::float_function(expr_op::pow, a, b); }
+/// The angle of the point (x, y), in -pi..pi.
+template <typename Y, typename X> requires detail::operands<Y, X>
+constexpr auto atan2(const Y& y, const X& x) { return detail::float_function(expr_op::atan2, y, x); }
 template <value_kind K>
 constexpr auto to_float(const expr<K>& a) {
   static_assert(K != value_kind::boolean, "attngen modifier: to_float takes a number, not a boolean expression");
