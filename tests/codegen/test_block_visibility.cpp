@@ -196,3 +196,34 @@ TEST_CASE("block visibility of a document mask read from its target's slice of t
         brute_force(desc, document_lq, document_lk,
                     [&](int b, int, int q, int kv) { return same_document(ids, b, q, kv); }));
 }
+
+// Interval analysis proves (q >> 3) != (kv >> 5) over a block, not the equality: blocks shown whole
+// are marked cut (their mask evaluated per key), and hidden ones are skipped.
+TEST_CASE("block visibility of a block-diagonal mask written with shifts marks every hidden block at build time, "
+          "Lq 37 Lk 70",
+          "[codegen][sparsity][math]") {
+  const auto desc = gqa.mask_mod((mod::q >> 3) == (mod::kv >> 5));
+  attention_algorithm a = define_attention(desc, small_tiles());
+  REQUIRE_FALSE(a.visibility_table.defined());
+  const int lq = 37, lk = 70;
+  const auto marks = kernel_marks(a, lq, lk);
+  const auto expected = brute_force(desc, lq, lk, [](int, int, int q, int kv) { return (q >> 3) == (kv >> 5); });
+  REQUIRE(marks.size() == expected.size());
+  for (std::size_t n = 0; n < marks.size(); ++n) {
+    CHECK((marks[n] & expected[n]) == expected[n]);
+    if (expected[n] == some_key_hidden) CHECK(marks[n] == some_key_hidden);
+  }
+  CHECK(std::count(expected.begin(), expected.end(), int(some_key_hidden)) > 0);
+}
+
+TEST_CASE("block visibility of a dilated mask with % and & is sound: a block marked hidden or whole is, Lq 37 Lk 70",
+          "[codegen][sparsity][math]") {
+  const auto rule = [](int, int, int q, int kv) { return ((q - kv) % 3 + 3) % 3 == 0 && (kv & 32) == 0; };
+  const auto desc = gqa.mask_mod((mod::q - mod::kv) % 3 == 0 && (mod::kv & 32) == 0);
+  attention_algorithm a = define_attention(desc, small_tiles());
+  const int lq = 37, lk = 70;
+  const auto marks = kernel_marks(a, lq, lk);
+  const auto expected = brute_force(desc, lq, lk, rule);
+  REQUIRE(marks.size() == expected.size());
+  for (std::size_t n = 0; n < marks.size(); ++n) CHECK((marks[n] & expected[n]) == expected[n]);
+}

@@ -5,6 +5,7 @@
 
 #include "aot_bf16_mqa.hpp"
 #include "aot_gqa_causal.hpp"
+#include "aot_math_modifiers.hpp"
 #include "aot_modifiers.hpp"
 #include "compiled_kernels.hpp"
 #include "kernels/aot_call.hpp"
@@ -84,6 +85,12 @@ TEST_CASE("generated header's description rebuilds the same modifiers and captur
   STATIC_REQUIRE(aot_modifiers::description.mask_modifier == description_of<"modifiers">().mask_modifier);
   STATIC_REQUIRE(aot_modifiers::description.score_modifier == description_of<"modifiers">().score_modifier);
   STATIC_REQUIRE(aot_modifiers::description.captures == description_of<"modifiers">().captures);
+}
+
+TEST_CASE("generated header's description rebuilds math modifiers, -infinity included, from its C++ form",
+          "[aot][modifiers][math]") {
+  STATIC_REQUIRE(aot_math_modifiers::description.mask_modifier == description_of<"math_modifiers">().mask_modifier);
+  STATIC_REQUIRE(aot_math_modifiers::description.score_modifier == description_of<"math_modifiers">().score_modifier);
 }
 
 TEST_CASE("AOT kernel with modifiers refuses a captured tensor of the wrong type, naming it", "[aot][modifiers]") {

@@ -55,14 +55,14 @@ reference_result reference_attention(const attention_problem& p) {
         for (int j = 0; j < Lk; ++j) {
           double s = minus_inf;
           const double bias = d.has_additive_mask() ? mask_value(p, b, h, i, j) : 0.0;
-          if (key_visible(p, b, h, i, j) && !(bias <= -1e38)) {
+          if (key_visible(p, b, h, i, j) && !(bias <= mask_out_threshold)) {
             double dot = 0.0;
             for (int x = 0; x < D; ++x)
               dot += double(p.q[((std::size_t(b) * Lq + i) * H + h) * D + x]) *
                      double(p.k[((std::size_t(b) * Lk + j) * KVH + g) * D + x]);
             s = dot * scale;
             if (d.has_score_mod()) s = evaluate_modifier(d.score_modifier, p, {s, b, h, i, j});
-            s += bias;
+            s = s <= mask_out_threshold ? minus_inf : s + bias;  // a modifier's -inf masks the key
           }
           scores[j] = s;
           if (std::isnan(s) || s > row_max) row_max = s;  // a NaN maximum stays NaN

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 namespace attngen::testing {
@@ -17,6 +18,17 @@ double read_tensor(const attention_problem& p, const expr_node& node, const doub
     offset = offset * std::size_t(shape[d]) + std::size_t(index);
   }
   return p.captures[t][offset];
+}
+
+// Integer values are whole doubles within int32 (the DSL's integers are 32-bit).
+std::int32_t integer_of(double x) { return std::int32_t(x); }
+
+// a - b * floor(a / b), the divisor's sign: an integer x % 0 is x (x / 0 is 0), a float one NaN. fmod
+// is exact, so floats are not rounded through a / b.
+double remainder(double a, double b, bool integer) {
+  if (integer && b == 0) return a;
+  const double r = std::fmod(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
 double evaluate(const modifier_graph& g, int index, const attention_problem& p, const modifier_point& at) {
@@ -41,6 +53,7 @@ double evaluate(const modifier_graph& g, int index, const attention_problem& p, 
     case expr_op::div:
       if (!integer) return x[0] / x[1];
       return x[1] == 0 ? 0.0 : std::floor(x[0] / x[1]);
+    case expr_op::modulo: return remainder(x[0], x[1], integer);
     case expr_op::neg: return -x[0];
     case expr_op::min: return std::min(x[0], x[1]);
     case expr_op::max: return std::max(x[0], x[1]);
@@ -48,7 +61,31 @@ double evaluate(const modifier_graph& g, int index, const attention_problem& p, 
     case expr_op::exp: return std::exp(x[0]);
     case expr_op::log: return std::log(x[0]);
     case expr_op::tanh: return std::tanh(x[0]);
+    case expr_op::sin: return std::sin(x[0]);
+    case expr_op::cos: return std::cos(x[0]);
+    case expr_op::tan: return std::tan(x[0]);
+    case expr_op::asin: return std::asin(x[0]);
+    case expr_op::acos: return std::acos(x[0]);
+    case expr_op::atan: return std::atan(x[0]);
+    case expr_op::sinh: return std::sinh(x[0]);
+    case expr_op::cosh: return std::cosh(x[0]);
+    case expr_op::exp2: return std::exp2(x[0]);
+    case expr_op::sqrt: return std::sqrt(x[0]);
+    case expr_op::floor: return std::floor(x[0]);
+    case expr_op::ceil: return std::ceil(x[0]);
+    case expr_op::round: return std::nearbyint(x[0]);  // halves to even in the default rounding mode
+    case expr_op::sigmoid: return 1.0 / (1.0 + std::exp(-x[0]));
+    case expr_op::erf: return std::erf(x[0]);
+    case expr_op::pow: return std::pow(x[0], x[1]);
+    case expr_op::atan2: return std::atan2(x[0], x[1]);
     case expr_op::to_float: return x[0];
+    case expr_op::bit_and: return integer_of(x[0]) & integer_of(x[1]);
+    case expr_op::bit_or: return integer_of(x[0]) | integer_of(x[1]);
+    case expr_op::bit_xor: return integer_of(x[0]) ^ integer_of(x[1]);
+    case expr_op::bit_not: return ~integer_of(x[0]);
+    case expr_op::shift_left:
+      return std::int32_t(std::uint32_t(integer_of(x[0])) << std::clamp(integer_of(x[1]), 0, 31));
+    case expr_op::shift_right: return integer_of(x[0]) >> std::clamp(integer_of(x[1]), 0, 31);
     case expr_op::lt: return x[0] < x[1];
     case expr_op::le: return x[0] <= x[1];
     case expr_op::gt: return x[0] > x[1];

@@ -549,6 +549,50 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = gqa.mask_mod(kv / 8 == q / 8 || abs(q - kv) / 3 * 3 == abs(q - kv) || (q - 20) / -3 == 2)
                  .score_mod(select(h == 0, max(score, -0.5f), min(score * 2.0f, to_float(q - kv) * 0.25f))),
      .mlir = mlir_shapes},
+    // The pointwise math of the modifier language, each node at the awkward lengths. Rounding and
+    // remainders act on positions scaled by powers of two, whose float values are exact: on a score
+    // a float64 reference could round to the other side of a step.
+    {.name = "trigonometric_modifiers",
+     .about = "GQA H4 KVH2 D64, trigonometric score_mod",
+     .tags = "[modifiers][math]",
+     .desc = gqa.score_mod(sin(cos(score)) + tan(score * 0.25f) + asin(tanh(score) * 0.875f) - acos(tanh(score) * 0.75f) +
+                           atan(score) + atan2(score, to_float(h)) + sinh(score * 0.25f) - cosh(score * 0.25f)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    // Rounding in the mask, on positions: (q - kv) / 2 rounds its halves to even.
+    {.name = "power_and_rounding_modifiers",
+     .about = "GQA H4 KVH2 D64, exp2, pow, sqrt, % score_mod, rounding mask_mod",
+     .tags = "[modifiers][math]",
+     .desc = gqa.score_mod(exp2(score) * 0.5f - sqrt(abs(score)) + pow(abs(score) + 0.5f, 0.75f) +
+                           0.01f * pow(to_float((kv - q) % 9) * 0.5f, 3.0f) + 0.25f * (to_float(q - kv) % 2.5f))
+                 .mask_mod(round(to_float(q - kv) * 0.5f) != floor(to_float(q) * 0.25f) - ceil(to_float(kv) * 0.75f)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    {.name = "sigmoid_and_erf_modifiers",
+     .about = "GQA H4 KVH2 D64, score_mod sigmoid and erf",
+     .tags = "[modifiers][math]",
+     .desc = gqa.score_mod(2.0f * sigmoid(score * 3.0f) + erf(score * 0.75f) * to_float(h % 2 + 1)),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+    // (kv - q) % 4 == 3 holds for kv = q - 1, q - 5, ... with the remainder that rounds down (-1 with
+    // C's); shift counts past 31 are clamped.
+    {.name = "strided_and_bit_masks",
+     .about = "GQA H4 KVH2 D64, dilated and hashed mask_mod of integer % & | ^ ~ << >>",
+     .tags = "[modifiers][math]",
+     .desc = gqa.mask_mod((kv - q) % 4 == 3 || ((((q >> 2) ^ (kv >> 2)) & 1) == 0 && (~q & 3) != (kv | 4) - 4) ||
+                          ((kv << (q % 37)) & 64) != 0),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
+    // FlexAttention's masking through the score: rows q % 4 == 1 are hidden whole (output 0, LSE -inf),
+    // and the mask modifier hides keys 48 to 63, a block the kernels skip.
+    {.name = "minus_infinity_score_mod",
+     .about = "GQA H4 KVH2 D64, score_mod -inf hiding keys and whole rows, LSE, mask_mod hiding a block",
+     .tags = "[modifiers][math]",
+     .desc = gqa.return_lse()
+                 .score_mod(select(kv <= q && q % 4 != 1, score, -infinity) +
+                            select(kv % 3 == 2, -infinity, 0.0f))
+                 .mask_mod(kv >> 4 != 3),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .mlir = mlir_shapes},
     {.name = "bf16_modifiers",
      .about = "bf16 GQA H4 KVH2 D64, score_mod ALiBi, mask_mod sliding window, in the single-query and short-key "
               "variants",
@@ -568,6 +612,22 @@ inline constexpr operator_configuration operator_table[] = {
                  .score_mod(softcap(cap) + alibi(6) - score),
      .aot = {{2, 113, 113}, {1, 600, 600}, {3, 1, 17}},
      .gpu = {{{2, 70, 70}, device_tensors}, {{1, 33, 33}, host_tensors_copied}}},
+    // The new pointwise math through the real build path and the GPU code.
+    {.name = "math_modifiers",
+     .about = "GQA H4 KVH2 D32, LSE, strided and hashed mask_mod, score_mod of sin, erf, exp2, sigmoid, pow, -inf",
+     .tags = "[modifiers][math]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(32)
+                 .return_lse()
+                 .mask_mod((q - kv) % 3 != 2 && ((q >> 3) ^ (kv >> 3) & 1) != 1)
+                 .score_mod(select(kv % 5 == 4, -infinity,
+                                   sin(score) + erf(score) * exp2(to_float(-h)) + sigmoid(score) * pow(abs(score), 1.5f))),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .aot = {{2, 113, 113}, {1, 9, 300}, {3, 1, 17}},
+     .gpu = {{{2, 40, 70}, device_tensors}, {{1, 17, 33}, host_tensors_copied}},
+     .mlir = mlir_shapes},
     // Long keys give tiles blocks the mask hides, shows whole and cuts.
     {.name = "position_modifiers",
      .about = "GQA H4 KVH2 D32, mask_mod prefix-LM or a causal bottom-right window of 40, score_mod relative-position "
@@ -881,6 +941,14 @@ static_assert([] {
     if (!sizes_fit_layouts(c)) return false;
   return true;
 }(), "attngen tests: sequences of their own lengths are checked on jit_batches and aot_batches, others on jit and aot");
+// The JIT builds kernels from descriptions without the generator's validation: each must be valid.
+static_assert([] {
+  for (const operator_configuration& c : operator_table)
+    if (!first_problem(c.desc).empty()) return false;
+  for (const module_configuration& c : module_table)
+    if (!first_problem(c.desc).empty()) return false;
+  return true;
+}(), "attngen tests: a configuration's description breaks a description rule");
 
 }  // namespace detail
 

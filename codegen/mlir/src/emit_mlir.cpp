@@ -292,6 +292,7 @@ class attention_emission {
       leaves_.score = score;
       score = emit_modifier(out_, d_.score_modifier, d_.captures, captures_, leaves_);
       leaves_.score.clear();
+      hide_also(out_.value("arith.cmpf ole, " + score + ", " + out_.f32_constant(mask_out_threshold) + " : f32"));
     }
     if (d_.has_additive_mask()) {
       const std::string bias = widened(x[next_input++]);

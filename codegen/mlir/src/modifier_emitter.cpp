@@ -43,14 +43,38 @@ class modifier_emission {
       case expr_op::sub: return arithmetic(node.kind, "subi", "subf", operands);
       case expr_op::mul: return arithmetic(node.kind, "muli", "mulf", operands);
       case expr_op::div: return node.kind == value_kind::integer ? integer_division(operands) : binary("arith.divf", operands, "f32");
+      case expr_op::modulo: return node.kind == value_kind::integer ? integer_remainder(operands) : float_remainder(operands);
       case expr_op::neg: return negation(node.kind, operands[0]);
       case expr_op::min: return extreme(node.kind, "slt", "olt", operands);
       case expr_op::max: return extreme(node.kind, "sgt", "ogt", operands);
       case expr_op::abs: return absolute(node.kind, operands[0]);
-      case expr_op::exp: return out_.value("math.exp " + operands[0] + " : f32");
-      case expr_op::log: return out_.value("math.log " + operands[0] + " : f32");
-      case expr_op::tanh: return out_.value("math.tanh " + operands[0] + " : f32");
+      case expr_op::exp: return math("exp", operands[0]);
+      case expr_op::log: return math("log", operands[0]);
+      case expr_op::tanh: return math("tanh", operands[0]);
+      case expr_op::sin: return math("sin", operands[0]);
+      case expr_op::cos: return math("cos", operands[0]);
+      case expr_op::tan: return binary("arith.divf", {math("sin", operands[0]), math("cos", operands[0])}, "f32");
+      case expr_op::asin: return math("atan2", operands[0], cosine_of_arcsine(operands[0]));
+      case expr_op::acos: return math("atan2", cosine_of_arcsine(operands[0]), operands[0]);
+      case expr_op::atan: return math("atan2", operands[0], out_.f32_constant(1.0f));
+      case expr_op::sinh: return hyperbolic_sine(operands[0]);
+      case expr_op::cosh: return hyperbolic_cosine(operands[0]);
+      case expr_op::exp2: return math("exp2", operands[0]);
+      case expr_op::sqrt: return math("sqrt", operands[0]);
+      case expr_op::floor: return math("floor", operands[0]);
+      case expr_op::ceil: return math("ceil", operands[0]);
+      case expr_op::round: return round_half_even(operands[0]);
+      case expr_op::sigmoid: return sigmoid(operands[0]);
+      case expr_op::erf: return math("erf", operands[0]);
+      case expr_op::pow: return math("powf", operands[0], operands[1]);
+      case expr_op::atan2: return math("atan2", operands[0], operands[1]);
       case expr_op::to_float: return to_float(graph_.nodes[node.operands[0]].kind, operands[0]);
+      case expr_op::bit_and: return binary("arith.andi", operands, "i32");
+      case expr_op::bit_or: return binary("arith.ori", operands, "i32");
+      case expr_op::bit_xor: return binary("arith.xori", operands, "i32");
+      case expr_op::bit_not: return binary("arith.xori", {operands[0], out_.i32_constant(-1)}, "i32");
+      case expr_op::shift_left: return binary("arith.shli", {operands[0], shift_count(operands[1])}, "i32");
+      case expr_op::shift_right: return binary("arith.shrsi", {operands[0], shift_count(operands[1])}, "i32");
       case expr_op::lt: return comparison(operand_kind, "slt", "olt", operands);
       case expr_op::le: return comparison(operand_kind, "sle", "ole", operands);
       case expr_op::gt: return comparison(operand_kind, "sgt", "ogt", operands);
@@ -82,6 +106,74 @@ class modifier_emission {
 
   std::string binary(const std::string& op, const std::vector<std::string>& x, const char* type) {
     return out_.value(op + " " + x[0] + ", " + x[1] + " : " + type);
+  }
+
+  std::string math(const char* op, const std::string& x) { return out_.value(std::string("math.") + op + " " + x + " : f32"); }
+  std::string math(const char* op, const std::string& x, const std::string& y) {
+    return binary(std::string("math.") + op, {x, y}, "f32");
+  }
+  std::string f32(const char* op, const std::string& x, const std::string& y) {
+    return binary(std::string("arith.") + op, {x, y}, "f32");
+  }
+
+  // MLIR 14 lowers neither math.asin, math.acos, math.atan nor the hyperbolic functions but tanh, nor
+  // math.round: they are written with the functions it lowers.
+
+  // sqrt(1 - x^2) as sqrt((1 - x)(1 + x)), exact near |x| = 1.
+  std::string cosine_of_arcsine(const std::string& x) {
+    const std::string one = out_.f32_constant(1.0f);
+    return math("sqrt", f32("mulf", f32("subf", one, x), f32("addf", one, x)));
+  }
+
+  // (e^x - e^-x) / 2 as (expm1(x) - expm1(-x)) / 2, without cancellation near 0.
+  std::string hyperbolic_sine(const std::string& x) {
+    const std::string difference = f32("subf", math("expm1", x), math("expm1", negation(value_kind::floating, x)));
+    return f32("mulf", difference, out_.f32_constant(0.5f));
+  }
+
+  std::string hyperbolic_cosine(const std::string& x) {
+    const std::string sum = f32("addf", math("exp", x), math("exp", negation(value_kind::floating, x)));
+    return f32("mulf", sum, out_.f32_constant(0.5f));
+  }
+
+  // floor(x), plus one where x is past the half or on a half with an odd floor (halves to even).
+  std::string round_half_even(const std::string& x) {
+    const std::string half = out_.f32_constant(0.5f), one = out_.f32_constant(1.0f), two = out_.f32_constant(2.0f);
+    const std::string below = math("floor", x);
+    const std::string fraction = f32("subf", x, below);
+    const std::string odd_floor = out_.value(
+        "arith.cmpf oeq, " + f32("subf", below, f32("mulf", two, math("floor", f32("mulf", below, half)))) + ", " +
+        one + " : f32");
+    const std::string past_half = out_.value("arith.cmpf ogt, " + fraction + ", " + half + " : f32");
+    const std::string on_half = out_.value("arith.cmpf oeq, " + fraction + ", " + half + " : f32");
+    const std::string up = binary("arith.ori", {past_half, binary("arith.andi", {on_half, odd_floor}, "i1")}, "i1");
+    return select(up, f32("addf", below, one), below, "f32");
+  }
+
+  // 1 / (1 + e^-x) without overflow: e^-|x| stays in (0, 1], as the Halide lowering computes it.
+  std::string sigmoid(const std::string& x) {
+    const std::string one = out_.f32_constant(1.0f);
+    const std::string e = math("exp", negation(value_kind::floating, math("abs", x)));
+    const std::string denominator = f32("addf", one, e);
+    const std::string positive = out_.value("arith.cmpf oge, " + x + ", " + out_.f32_constant(0.0f) + " : f32");
+    return select(positive, f32("divf", one, denominator), f32("divf", e, denominator), "f32");
+  }
+
+  // a - b * floor(a / b), the divisor's sign.
+  std::string float_remainder(const std::vector<std::string>& x) {
+    return f32("subf", x[0], f32("mulf", x[1], math("floor", f32("divf", x[0], x[1]))));
+  }
+
+  // a - b * (a / b) with the division that rounds down: x % 0 is x.
+  std::string integer_remainder(const std::vector<std::string>& x) {
+    const std::string product = binary("arith.muli", {x[1], integer_division(x)}, "i32");
+    return binary("arith.subi", {x[0], product}, "i32");
+  }
+
+  // LLVM's shifts are poison at 32 and beyond: counts are clamped into 0..31, as the DSL defines them.
+  std::string shift_count(const std::string& count) {
+    const std::string below = extreme(value_kind::integer, "slt", "olt", {count, out_.i32_constant(31)});
+    return extreme(value_kind::integer, "sgt", "ogt", {below, out_.i32_constant(0)});
   }
 
   std::string arithmetic(value_kind kind, const char* integer_op, const char* float_op,

@@ -86,14 +86,16 @@ struct score_point {
 
 // The one masking rule, for the key blocks and for results computed outside them (the module's
 // weights): `scaled_dot` after the score modifier plus the additive mask, or masked_score where the
-// key is masked by position, causality, the sources' mask, an additive value at or below
-// mask_out_threshold or (with `with_mask_modifier`) the mask modifier. Reads at the key alone come
+// key is masked by position, causality, the sources' mask, a modified score or an additive value at
+// or below mask_out_threshold or (with `with_mask_modifier`) the mask modifier. Reads at the key alone come
 // from `score_key_read` and `mask_key_read` where given (modifier_leaves::key_read).
 Expr masked_score_at(const attention_algorithm& a, Expr scaled_dot, const score_point& at, bool with_mask_modifier,
                      std::function<Expr(int)> score_key_read = {}, std::function<Expr(int)> mask_key_read = {}) {
   Expr score = modified_score(a, scaled_dot, at.modifier_key, at.modifier_query, at.head, at.batch,
                               std::move(score_key_read));
   Expr masked = structurally_masked(a, at.key, at.query, at.key_clamped, at.query_clamped, at.head, at.batch);
+  // A score modifier's -infinity (or anything at or below the threshold) masks the key, as the additive mask's does.
+  if (a.desc.has_score_mod()) masked = masked || score <= mask_out_threshold;
   if (with_mask_modifier && a.desc.has_mask_mod())
     masked = masked || modifier_hides(a, at.modifier_key, at.modifier_query, at.head, at.batch, std::move(mask_key_read));
   if (a.sources.additive.defined()) {

@@ -1,5 +1,7 @@
 #include "attngen/codegen/modifiers.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +38,7 @@ class modifier_lowering {
       case expr_op::sub: return operands[0] - operands[1];
       case expr_op::mul: return operands[0] * operands[1];
       case expr_op::div: return division(node, operands[0], operands[1]);
+      case expr_op::modulo: return remainder(node, operands[0], operands[1]);
       case expr_op::neg: return -operands[0];
       case expr_op::min: return min(operands[0], operands[1]);
       case expr_op::max: return max(operands[0], operands[1]);
@@ -43,7 +46,30 @@ class modifier_lowering {
       case expr_op::exp: return exp(operands[0]);
       case expr_op::log: return log(operands[0]);
       case expr_op::tanh: return tanh(operands[0]);
+      case expr_op::sin: return sin(operands[0]);
+      case expr_op::cos: return cos(operands[0]);
+      case expr_op::tan: return tan(operands[0]);
+      case expr_op::asin: return asin(operands[0]);
+      case expr_op::acos: return acos(operands[0]);
+      case expr_op::atan: return atan(operands[0]);
+      case expr_op::sinh: return sinh(operands[0]);
+      case expr_op::cosh: return cosh(operands[0]);
+      case expr_op::exp2: return pow(2.0f, operands[0]);
+      case expr_op::sqrt: return sqrt(operands[0]);
+      case expr_op::floor: return floor(operands[0]);
+      case expr_op::ceil: return ceil(operands[0]);
+      case expr_op::round: return round(operands[0]);
+      case expr_op::sigmoid: return sigmoid(operands[0]);
+      case expr_op::erf: return erf(operands[0]);
+      case expr_op::pow: return pow(operands[0], operands[1]);
+      case expr_op::atan2: return atan2(operands[0], operands[1]);
       case expr_op::to_float: return cast<float>(operands[0]);
+      case expr_op::bit_and: return operands[0] & operands[1];
+      case expr_op::bit_or: return operands[0] | operands[1];
+      case expr_op::bit_xor: return operands[0] ^ operands[1];
+      case expr_op::bit_not: return ~operands[0];
+      case expr_op::shift_left: return operands[0] << shift_count(operands[1]);
+      case expr_op::shift_right: return operands[0] >> shift_count(operands[1]);
       case expr_op::lt: return operands[0] < operands[1];
       case expr_op::le: return operands[0] <= operands[1];
       case expr_op::gt: return operands[0] > operands[1];
@@ -59,13 +85,16 @@ class modifier_lowering {
   }
 
  private:
+  // Infinities become the largest finite floats: Halide compiles with no-Inf assumptions, under which
+  // LLVM may fold arithmetic on an infinite constant to poison. -FLT_MAX is still a masked score.
   static Expr constant(const expr_node& node) {
     switch (node.kind) {
       case value_kind::boolean: return node.number != 0.0f ? Internal::const_true() : Internal::const_false();
       case value_kind::integer: return Expr(static_cast<int>(node.number));
       case value_kind::floating: break;
     }
-    return Expr(node.number);
+    constexpr float largest = std::numeric_limits<float>::max();
+    return Expr(std::clamp(node.number, -largest, largest));
   }
 
   static Expr leaf(const Expr& value, const char* name) {
@@ -91,6 +120,22 @@ class modifier_lowering {
   static Expr division(const expr_node& node, const Expr& a, const Expr& b) {
     if (node.kind != value_kind::integer) return a / b;
     return select(b < 0, (-a) / (-b), a / b);
+  }
+
+  // The remainder of the division that rounds down, a - b * (a / b): an integer x % 0 is x. Halide's
+  // integer % is Euclidean (never negative), so a negative divisor's nonzero remainders move by b.
+  static Expr remainder(const expr_node& node, const Expr& a, const Expr& b) {
+    if (node.kind != value_kind::integer) return a - b * floor(a / b);
+    const Expr euclidean = a % b;
+    return select(b == 0, a, b < 0 && euclidean != 0, euclidean + b, euclidean);
+  }
+
+  static Expr shift_count(const Expr& count) { return clamp(count, 0, 31); }
+
+  // 1 / (1 + e^-x) without overflow: e^-|x| stays in (0, 1].
+  static Expr sigmoid(const Expr& x) {
+    const Expr e = exp(-abs(x));
+    return select(x >= 0.0f, 1.0f / (1.0f + e), e / (1.0f + e));
   }
 
   // Halide's abs of an integer is unsigned, and Halide 14's interval analysis of it wraps when the
