@@ -35,38 +35,46 @@ bool key_visible(const attention_problem& p, int b, int h, int i, int j) {
 
 }  // namespace
 
+reference_row reference_scores(const attention_problem& p, int b, int h, int i) {
+  const auto& d = p.desc;
+  const int Lq = p.query_length, Lk = p.key_length;
+  const int H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim;
+  const int g = h / (H / KVH);
+  const double scale = d.has_scale ? double(d.scale_value) : 1.0 / std::sqrt(double(D));
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  reference_row row{std::vector<double>(Lk, minus_inf), std::vector<double>(Lk, 0.0)};
+  for (int j = 0; j < Lk; ++j) {
+    const double bias = d.has_additive_mask() ? mask_value(p, b, h, i, j) : 0.0;
+    if (!key_visible(p, b, h, i, j) || bias <= mask_out_threshold) continue;
+    double dot = 0.0;
+    for (int x = 0; x < D; ++x)
+      dot += double(p.q[((std::size_t(b) * Lq + i) * H + h) * D + x]) * double(p.k[((std::size_t(b) * Lk + j) * KVH + g) * D + x]);
+    row.scaled_dot[j] = dot * scale;
+    double s = row.scaled_dot[j];
+    if (d.has_score_mod()) s = evaluate_modifier(d.score_modifier, p, {s, b, h, i, j});
+    row.score[j] = s <= mask_out_threshold ? minus_inf : s + bias;  // a modifier's -inf masks the key
+  }
+  return row;
+}
+
 reference_result reference_attention(const attention_problem& p) {
   const auto& d = p.desc;
   const int B = p.batch, Lq = p.query_length, Lk = p.key_length;
-  const int H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim, Dv = d.effective_v_head_dim();
+  const int H = d.num_heads, KVH = d.effective_kv_heads(), Dv = d.effective_v_head_dim();
   const int group = H / KVH;
-  const double scale = d.has_scale ? double(d.scale_value) : 1.0 / std::sqrt(double(D));
   const double minus_inf = -std::numeric_limits<double>::infinity();
 
   reference_result r;
   r.output.assign(p.output_size(), 0.0);
   r.lse.assign(p.lse_size(), minus_inf);
-  std::vector<double> scores(Lk);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const int g = h / group;
       for (int i = 0; i < Lq; ++i) {
+        std::vector<double> scores = reference_scores(p, b, h, i).score;
         double row_max = minus_inf;
-        for (int j = 0; j < Lk; ++j) {
-          double s = minus_inf;
-          const double bias = d.has_additive_mask() ? mask_value(p, b, h, i, j) : 0.0;
-          if (key_visible(p, b, h, i, j) && !(bias <= mask_out_threshold)) {
-            double dot = 0.0;
-            for (int x = 0; x < D; ++x)
-              dot += double(p.q[((std::size_t(b) * Lq + i) * H + h) * D + x]) *
-                     double(p.k[((std::size_t(b) * Lk + j) * KVH + g) * D + x]);
-            s = dot * scale;
-            if (d.has_score_mod()) s = evaluate_modifier(d.score_modifier, p, {s, b, h, i, j});
-            s = s <= mask_out_threshold ? minus_inf : s + bias;  // a modifier's -inf masks the key
-          }
-          scores[j] = s;
-          if (std::isnan(s) || s > row_max) row_max = s;  // a NaN maximum stays NaN
-        }
+        for (int j = 0; j < Lk; ++j)
+          if (std::isnan(scores[j]) || scores[j] > row_max) row_max = scores[j];  // a NaN maximum stays NaN
         // A sink's logit joins the row's maximum and denominator, and attends to nothing.
         const double sink = d.has_sinks ? double(p.sinks[h]) : minus_inf;
         if (!std::isnan(row_max) && sink > row_max) row_max = sink;

@@ -15,4 +15,11 @@ struct reference_result {
 
 reference_result reference_attention(const attention_problem& p);
 
+/// Row (b, h, i) as the forward sees it, per key: the score after the modifier, -inf where masked,
+/// plus the additive mask; and the scaled q.k the score modifier read.
+struct reference_row {
+  std::vector<double> score, scaled_dot;
+};
+reference_row reference_scores(const attention_problem& p, int b, int h, int i);
+
 }  // namespace attngen::testing

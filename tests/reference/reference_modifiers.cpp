@@ -100,10 +100,60 @@ double evaluate(const modifier_graph& g, int index, const attention_problem& p, 
   throw std::logic_error("evaluate_modifier: unknown node kind");
 }
 
+// Forward-mode differentiation with respect to the score: each node's value and derivative.
+struct dual {
+  double value = 0, derivative = 0;
+};
+
+dual differentiate(const modifier_graph& g, int index, const attention_problem& p, const modifier_point& at) {
+  const expr_node& n = g.nodes[index];
+  if (n.kind != value_kind::floating) return {evaluate(g, index, p, at), 0.0};
+  dual x[3];
+  for (int o = 0; o < n.operand_count; ++o) x[o] = differentiate(g, n.operands[o], p, at);
+  const double a = x[0].value, da = x[0].derivative, b = x[1].value, db = x[1].derivative;
+  const double value = evaluate(g, index, p, at);
+  constexpr double pi = 3.14159265358979323846;
+  switch (n.op) {
+    case expr_op::score: return {value, 1.0};
+    case expr_op::add: return {value, da + db};
+    case expr_op::sub: return {value, da - db};
+    case expr_op::mul: return {value, da * b + a * db};
+    case expr_op::div: return {value, (da * b - a * db) / (b * b)};
+    case expr_op::modulo: return {value, da - db * std::floor(a / b)};
+    case expr_op::neg: return {value, -da};
+    case expr_op::min: return {value, a <= b ? da : db};
+    case expr_op::max: return {value, a >= b ? da : db};
+    case expr_op::abs: return {value, a < 0 ? -da : da};
+    case expr_op::exp: return {value, value * da};
+    case expr_op::log: return {value, da / a};
+    case expr_op::tanh: return {value, (1 - value * value) * da};
+    case expr_op::sin: return {value, std::cos(a) * da};
+    case expr_op::cos: return {value, -std::sin(a) * da};
+    case expr_op::tan: return {value, (1 + value * value) * da};
+    case expr_op::asin: return {value, da / std::sqrt(1 - a * a)};
+    case expr_op::acos: return {value, -da / std::sqrt(1 - a * a)};
+    case expr_op::atan: return {value, da / (1 + a * a)};
+    case expr_op::sinh: return {value, std::cosh(a) * da};
+    case expr_op::cosh: return {value, std::sinh(a) * da};
+    case expr_op::exp2: return {value, value * std::log(2.0) * da};
+    case expr_op::sqrt: return {value, da / (2 * value)};
+    case expr_op::sigmoid: return {value, value * (1 - value) * da};
+    case expr_op::erf: return {value, 2 / std::sqrt(pi) * std::exp(-a * a) * da};
+    case expr_op::pow: return {value, b * std::pow(a, b - 1) * da + (db != 0 ? value * std::log(a) * db : 0.0)};
+    case expr_op::atan2: return {value, (b * da - a * db) / (a * a + b * b)};
+    case expr_op::select: return {value, x[0].value != 0 ? x[1].derivative : x[2].derivative};
+    default: return {value, 0.0};  // constants, captures, to_float, floor, ceil, round: no score inside
+  }
+}
+
 }  // namespace
 
 double evaluate_modifier(const modifier_graph& graph, const attention_problem& p, const modifier_point& at) {
   return evaluate(graph, graph.count - 1, p, at);
+}
+
+double modifier_score_derivative(const modifier_graph& graph, const attention_problem& p, const modifier_point& at) {
+  return differentiate(graph, graph.count - 1, p, at).derivative;
 }
 
 }  // namespace attngen::testing

@@ -18,4 +18,8 @@ struct modifier_point {
 /// their extents.
 double evaluate_modifier(const modifier_graph& graph, const attention_problem& p, const modifier_point& at);
 
+/// The score modifier's derivative with respect to the score at `at` (forward-mode, in float64): 0
+/// through floor, ceil, round and every integer or boolean node.
+double modifier_score_derivative(const modifier_graph& graph, const attention_problem& p, const modifier_point& at);
+
 }  // namespace attngen::testing

@@ -10,6 +10,8 @@
 ///           device, with host tensors copied in and out or with tensors on the device;
 ///   mlir    mlir: tests (tests/mlir/test_mlir_export.cpp): the MLIR export, lowered and run, against
 ///           the float64 reference and the Halide kernel;
+///   backward codegen: tests (tests/codegen/test_jit_backward.cpp): the backward pass through the JIT
+///           against the float64 reference's gradients;
 ///   bench   attngen-bench's cases (bench/cases.cpp): model shapes, timed by scripts/bench.
 ///
 /// A backend whose field is empty does not run the configuration; cannot_run says why a backend
@@ -107,6 +109,9 @@ struct operator_configuration {
   short_list<shape, 3> aot;
   short_list<gpu_call, 4> gpu;
   short_list<shape, 4> mlir;
+  /// The backward kernels (codegen/backward.hpp) through the JIT: dq, dk, dv (and d_sinks) at these
+  /// sizes against the float64 reference's gradients.
+  short_list<shape, 3> backward;
   short_list<bench_case_sizes, 2> bench;
   /// Descriptions whose sequences differ in length: the JIT's and the AOT kernel's batches (the JIT
   /// runs every kernel variant on each).
@@ -147,6 +152,10 @@ inline constexpr short_list<int, 6> awkward_lengths = {1, 7, 17, 113, 512};
 /// The MLIR export's calls: decoding, Lq < Lk, and Lq > Lk (fully masked rows under bottom-right
 /// causality). Its lowering is plain loops: small sizes.
 inline constexpr short_list<shape, 4> mlir_shapes = {{1, 1, 1}, {2, 1, 19}, {2, 7, 17}, {1, 17, 7}};
+
+/// The backward's calls: one query, Lq > Lk (fully masked rows under bottom-right causality), and a
+/// length far from any tile.
+inline constexpr short_list<shape, 3> backward_shapes = {{2, 1, 17}, {1, 17, 7}, {1, 113, 113}};
 
 inline constexpr const char* avx2_target = "x86-64-linux-avx2-fma-f16c";
 inline constexpr const char* baseline_target = "x86-64-linux";
@@ -220,7 +229,8 @@ inline constexpr operator_configuration operator_table[] = {
     {.name = "mha",
      .about = "MHA H4 D64",
      .desc = mha,
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .backward = backward_shapes},
     {.name = "mha_d32",
      .about = "MHA H4 D32",
      .desc = attention().heads(4).head_dim(32),
@@ -236,12 +246,14 @@ inline constexpr operator_configuration operator_table[] = {
     {.name = "mqa_scale",
      .about = "MQA H4 KVH1 D64 with explicit scale 0.5",
      .desc = attention().heads(4).kv_heads(1).head_dim(64).scale(0.5f),
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     {.name = "gqa_groups_of_3_causal",
      .about = "GQA H6 KVH2 D64 (groups of 3), causal bottom-right",
      .tags = "[causal]",
      .desc = attention().heads(6).kv_heads(2).head_dim(64).causal(bottom_right),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .backward = backward_shapes},
     {.name = "gqa_groups_of_3_causal_lse",
      .about = "GQA H6 KVH2 D32 (groups of 3), causal top-left, LSE",
      .tags = "[causal][lse]",
@@ -261,7 +273,8 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "GQA H4 KVH2, head dims 80/24 (not powers of two), causal top-left",
      .tags = "[dims]",
      .desc = gqa.head_dim(80).v_head_dim(24).causal(top_left),
-     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}},
+     .backward = backward_shapes},
     {.name = "scale",
      .about = "MHA H4 D64 with explicit scale 0.5",
      .desc = mha.scale(0.5f),
@@ -289,12 +302,14 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "GQA H4 KVH2 D64, causal top-left",
      .tags = "[causal]",
      .desc = gqa.causal(top_left),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .backward = backward_shapes},
     {.name = "causal_bottom_right",
      .about = "GQA H4 KVH2 D64, causal bottom-right: fully masked rows when Lk < Lq",
      .tags = "[causal]",
      .desc = gqa.causal(bottom_right),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .backward = backward_shapes},
     {.name = "lse_causal_bottom_right",
      .about = "GQA H4 KVH2 D64, causal bottom-right, LSE: -inf for fully masked rows",
      .tags = "[causal][lse]",
@@ -318,7 +333,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[mask]",
      .desc = gqa.additive_mask(mask_shape::lq_lk),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     {.name = "mask_h_lq_lk",
      .about = "GQA H4 KVH2 D64, additive mask (H, Lq, Lk)",
      .tags = "[mask]",
@@ -330,7 +346,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[mask]",
      .desc = gqa.additive_mask(mask_shape::b_h_lq_lk),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     {.name = "mask_b_1_lq_lk",
      .about = "GQA H4 KVH2 D64, additive mask (B, 1, Lq, Lk)",
      .tags = "[mask]",
@@ -341,7 +358,8 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "GQA H4 KVH2 D64, key padding mask, true means ignore",
      .tags = "[mask]",
      .desc = gqa.key_padding_mask(true_means_ignore),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .backward = backward_shapes},
     {.name = "key_padding_ignore_lse",
      .about = "GQA H4 KVH2 D64, key padding mask, true means ignore, LSE",
      .tags = "[mask][lse]",
@@ -366,7 +384,8 @@ inline constexpr operator_configuration operator_table[] = {
                  .additive_mask(mask_shape::b_h_lq_lk)
                  .key_padding_mask(true_means_ignore)
                  .return_lse(),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
+     .backward = backward_shapes},
     // Fat libraries also hold the AVX2 and baseline targets; the dispatcher picks them on CPUs
     // without AVX-512.
     {.name = "every_option_keep",
@@ -416,7 +435,8 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "bf16 GQA H4 KVH2 D64, causal top-left, float32 accumulation",
      .tags = "[dtype]",
      .desc = gqa.causal(top_left).element(dtype::bf16),
-     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}},
+     .backward = backward_shapes},
     {.name = "bf16_mask",
      .about = "bf16 GQA H4 KVH2 D64, additive mask (Lq, Lk)",
      .tags = "[dtype]",
@@ -460,7 +480,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[modifiers]",
      .desc = gqa.mask_mod(sliding_window(5, 2)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     {.name = "sliding_window_causal",
      .about = "GQA H4 KVH2 D64, mask_mod sliding window 64 with causal top-left: windows longer than a block",
      .tags = "[modifiers]",
@@ -471,18 +492,21 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[modifiers]",
      .desc = attention().heads(6).kv_heads(3).head_dim(32).causal(top_left).score_mod(alibi(6)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     {.name = "softcap",
      .about = "GQA H4 KVH2 D64, score_mod softcap 2.5",
      .tags = "[modifiers]",
      .desc = gqa.score_mod(softcap(2.5f)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     {.name = "softcap_scalar",
      .about = "GQA H4 KVH2 D64, score_mod softcap with a run-time scalar cap",
      .tags = "[modifiers]",
      .desc = gqa.capture(cap).score_mod(softcap(cap)),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .backward = backward_shapes},
     {.name = "prefix_lm",
      .about = "GQA H4 KVH2 D64, mask_mod prefix-LM with per-batch prefix lengths",
      .tags = "[modifiers]",
@@ -495,7 +519,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[modifiers]",
      .desc = gqa.capture(document).mask_mod(document_mask(document)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 3}},
-             {.lengths = awkward_lengths, .batches = {2}, .target = avx2_target, .finer_target = baseline_target}}},
+             {.lengths = awkward_lengths, .batches = {2}, .target = avx2_target, .finer_target = baseline_target}},
+     .backward = backward_shapes},
     // Head h sees keys at most 20 x bias_table[h, 0] behind the query (a window of its own), none ahead.
     {.name = "per_head_table_mask",
      .about = "GQA H4 KVH2 D64, mask_mod reading a per-head table (a visibility table per kv head)",
@@ -507,7 +532,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[modifiers]",
      .desc = gqa.capture(bias_table).score_mod(relative_position_bias(bias_table, 4)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     // bucket(b, kv), a read at the key alone, is staged once per key block in the variants that stage
     // such reads; it indexes a read at the head, which is not.
     {.name = "table_through_index",
@@ -535,7 +561,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[modifiers]",
      .desc = gqa.mask_mod(kv / 8 == q / 8 || abs(q - kv) / 3 * 3 == abs(q - kv))
                  .score_mod(select(h == 0, max(score, -0.5f), min(score * 2.0f, to_float(q - kv) * 0.25f))),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .backward = backward_shapes},
     // (q - 20) / -3 == 2 holds for q in 12..14 rounding down, for q in 14..16 rounding toward zero.
     {.name = "negative_division",
      .about = "GQA H4 KVH2 D64, integer division by a negative number rounds down, as by a positive one",
@@ -558,21 +585,24 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = gqa.score_mod(sin(cos(score)) + tan(score * 0.25f) + asin(tanh(score) * 0.875f) - acos(tanh(score) * 0.75f) +
                            atan(score) + atan2(score, to_float(h)) + sinh(score * 0.25f) - cosh(score * 0.25f)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     // Rounding in the mask, on positions: (q - kv) / 2 rounds its halves to even.
     {.name = "power_and_rounding_modifiers",
      .about = "GQA H4 KVH2 D64, exp2, pow, sqrt, % score_mod, rounding mask_mod",
      .tags = "[modifiers][math]",
-     .desc = gqa.score_mod(exp2(score) * 0.5f - sqrt(abs(score)) + pow(abs(score) + 0.5f, 0.75f) +
+     .desc = gqa.score_mod(exp2(score) * 0.5f - sqrt(score * score + 0.25f) + pow(abs(score) + 0.5f, 0.75f) +
                            0.01f * pow(to_float((kv - q) % 9) * 0.5f, 3.0f) + 0.25f * (to_float(q - kv) % 2.5f))
                  .mask_mod(round(to_float(q - kv) * 0.5f) != floor(to_float(q) * 0.25f) - ceil(to_float(kv) * 0.75f)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
     {.name = "sigmoid_and_erf_modifiers",
      .about = "GQA H4 KVH2 D64, score_mod sigmoid and erf",
      .tags = "[modifiers][math]",
      .desc = gqa.score_mod(2.0f * sigmoid(score * 3.0f) + erf(score * 0.75f) * to_float(h % 2 + 1)),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .backward = backward_shapes},
     // (kv - q) % 4 == 3 holds for kv = q - 1, q - 5, ... with the remainder that rounds down (-1 with
     // C's); shift counts past 31 are clamped.
     {.name = "strided_and_bit_masks",
@@ -592,7 +622,14 @@ inline constexpr operator_configuration operator_table[] = {
                             select(kv % 3 == 2, -infinity, 0.0f))
                  .mask_mod(kv >> 4 != 3),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
+    // A learned sink logit per head: its gradient is the backward's d_sinks.
+    {.name = "sinks_causal",
+     .about = "GQA H4 KVH2 D32, attention sinks, causal bottom-right",
+     .tags = "[sinks]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(32).causal(bottom_right).attention_sinks(),
+     .backward = backward_shapes},
     {.name = "bf16_modifiers",
      .about = "bf16 GQA H4 KVH2 D64, score_mod ALiBi, mask_mod sliding window, in the single-query and short-key "
               "variants",
@@ -746,7 +783,8 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = example::event_attention_description,
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
      .gpu = {{{2, 90, 90}, device_tensors}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .backward = backward_shapes},
 };
 
 /// The module's JIT calls: single elements, then primes that leave partial tiles and blocks, with more
@@ -914,13 +952,14 @@ constexpr bool names_are_distinct(const Configuration (&table)[N]) {
   return true;
 }
 constexpr bool some_backend_runs(const operator_configuration& c) {
-  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.bench.empty() ||
-         !c.jit_batches.empty() || !c.aot_batches.empty() || !c.gpu_batches.empty();
+  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.backward.empty() ||
+         !c.bench.empty() || !c.jit_batches.empty() || !c.aot_batches.empty() || !c.gpu_batches.empty();
 }
 // Descriptions whose sequences differ in length are checked on batches of sequences; the others on
 // (batch, Lq, Lk) matrices.
 constexpr bool sizes_fit_layouts(const operator_configuration& c) {
-  if (c.desc.has_sequence_lengths()) return c.jit.empty() && c.aot.empty() && c.gpu.empty() && c.mlir.empty();
+  if (c.desc.has_sequence_lengths())
+    return c.jit.empty() && c.aot.empty() && c.gpu.empty() && c.mlir.empty() && c.backward.empty();
   return c.jit_batches.empty() && c.aot_batches.empty() && c.gpu_batches.empty();
 }
 constexpr bool some_backend_runs(const module_configuration& c) {

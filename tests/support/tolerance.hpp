@@ -39,6 +39,18 @@ inline double lse_tolerance(int head_dim, int key_length, double reference) {
          (1.0 + std::fabs(reference));
 }
 
+/// Largest absolute error allowed in an element of a gradient (dq, dk, dv, d_sinks), as a multiple of
+/// max(1, largest |reference| of that gradient): the element type's rounding plus float32
+/// accumulation over the dot products (head_dim and v_head_dim terms), the recomputed weights (the
+/// forward's key_length sums, through the saved log-sum-exp) and the gradient's own sum over
+/// `reduction_length` terms (keys for dq, a group's rows for dk and dv).
+inline double gradient_tolerance(dtype t, int head_dim, int v_head_dim, int key_length, int reduction_length) {
+  const double accumulation = 8 * 2 * unit_roundoff(dtype::f32) *
+                              (std::sqrt(double(head_dim)) + std::sqrt(double(v_head_dim)) +
+                               std::sqrt(double(key_length)) + std::sqrt(double(reduction_length)));
+  return 2 * unit_roundoff(t) + accumulation;
+}
+
 /// Largest absolute error of an output computed from int8 keys and values against the same attention
 /// on their values before quantisation (|q|, |k|, |v| <= 1, a scale per row of max |x| / 127): each
 /// value moves by at most half a step, 1/254 of its row's largest, and so the output by at most that;

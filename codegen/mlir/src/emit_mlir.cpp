@@ -275,7 +275,7 @@ class attention_emission {
 
   std::string masked_score(const std::vector<std::string>& x) {
     std::size_t next_input = 1;
-    const float scale = d_.has_scale ? d_.scale_value : 1.0f / std::sqrt(static_cast<float>(d_.qk_head_dim));
+    const float scale = d_.effective_scale();
     std::string score = out_.value("arith.mulf " + x[0] + ", " + out_.f32_constant(scale) + " : f32");
     std::string hidden = out_.bool_constant(false);
     const auto hide_also = [&](const std::string& condition) {

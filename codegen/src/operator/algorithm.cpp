@@ -311,7 +311,7 @@ tile_indices indices_of(attention_algorithm& a) {
 void define_inputs(attention_algorithm& a, const tile_indices& at) {
   const Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, g = a.g, b = a.b;
   const attention_desc& desc = a.desc;
-  const float scale = desc.has_scale ? desc.scale_value : 1.0f / std::sqrt(static_cast<float>(desc.qk_head_dim));
+  const float scale = desc.effective_scale();
   const Expr query_clamped = clamp(at.query, 0, a.sources.query_length - 1);
   a.query_tile = Func("query_tile");
   a.query_tile(d, ii, it, g, b) = cast<float>(a.sources.q(d, at.head, query_clamped, b)) * scale;

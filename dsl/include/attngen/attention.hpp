@@ -24,6 +24,8 @@
 /// Attention sinks add exp(sink_h) to each row's denominator: a row with no visible key yields 0 and
 /// log-sum-exp sink_h.
 
+#include <cmath>
+
 #include "attngen/dtype.hpp"
 #include "attngen/modifiers.hpp"
 
@@ -129,6 +131,8 @@ struct attention_desc {
   /// A boolean (B, Lk) key-padding mask (one byte per key) is a run-time input.
   constexpr attention_desc key_padding_mask(padding_polarity p) const { auto d = *this; d.key_padding = p; return d; }
   /// Scale applied to q.k before the mask; default 1/sqrt(head_dim).
+  /// The scale the kernels multiply q.k by: the given one, or 1/sqrt(head_dim).
+  float effective_scale() const { return has_scale ? scale_value : 1.0f / std::sqrt(static_cast<float>(qk_head_dim)); }
   constexpr attention_desc scale(float s) const { auto d = *this; d.has_scale = true; d.scale_value = s; return d; }
   /// Also write the natural-log log-sum-exp of each row's masked, scaled scores: float32 (B, H, Lq).
   constexpr attention_desc return_lse() const { auto d = *this; d.lse_output = true; return d; }

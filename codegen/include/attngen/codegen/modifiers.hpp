@@ -42,6 +42,12 @@ Halide::Expr lower_modifier(const modifier_graph& graph, const capture_table& ca
 Halide::Expr lower_modifier_node(const modifier_graph& graph, const capture_table& captures,
                                  const capture_params& params, const modifier_leaves& leaves, int node);
 
+/// d(score modifier)/d(score) at `leaves`, from one derivative rule per node kind applied to the
+/// forward lowering's values (codegen/src/operator/modifier_derivative.cpp). Captured tensors,
+/// scalars and integer leaves are constants here.
+Halide::Expr differentiate_modifier(const modifier_graph& graph, const capture_table& captures,
+                                    const capture_params& params, const modifier_leaves& leaves);
+
 /// `index` clamped into [0, length) for a gathered read, given `unproven_zero`: zero in every call, in
 /// a form Halide cannot prove zero (attention_sources::unproven_zero). Where keys or rows lie in
 /// vector lanes, Halide's loop partitioning removes a clamped vector of consecutive indices (a

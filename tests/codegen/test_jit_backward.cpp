@@ -1,0 +1,145 @@
+// The backward pass (codegen/backward.hpp) of each configuration of the registry with backward sizes,
+// compiled through Halide's JIT with its CPU schedule: dq, dk, dv (and d_sinks) against the float64
+// reference's gradients, from the forward's output and log-sum-exp (the reference's, rounded to the
+// element type and float32 as a forward kernel writes them) and a random output gradient.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "attngen/codegen/backward.hpp"
+#include "attngen/codegen/targets.hpp"
+#include "codegen/jit_inputs.hpp"
+#include "reference/reference_attention.hpp"
+#include "reference/reference_backward.hpp"
+#include "support/configuration_tests.hpp"
+#include "support/tolerance.hpp"
+
+using namespace attngen;
+using namespace attngen::testing;
+
+namespace {
+
+struct jit_gradients {
+  std::vector<float> dq, dk, dv, d_sinks;
+};
+
+class jit_backward_kernel {
+ public:
+  explicit jit_backward_kernel(const attention_desc& desc)
+      : algorithm_(codegen::define_attention_backward(desc, codegen::backward_blocking{})) {
+    const Halide::Target target = codegen::running_cpu_target();
+    codegen::schedule_backward_cpu(algorithm_, target);
+    pipeline_ = Halide::Pipeline(algorithm_.outputs());
+    pipeline_.compile_jit(target);
+  }
+
+  jit_gradients run(const attention_problem& p, const reference_result& forward, const std::vector<float>& d_output) {
+    auto& a = algorithm_;
+    const attention_desc& d = p.desc;
+    const dtype element = d.element_type;
+    const int B = p.batch, Lq = p.query_length, Lk = p.key_length;
+    const int H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim, Dv = d.effective_v_head_dim();
+    a.forward.q.set(to_buffer(element, {B, Lq, H, D}, p.q));
+    a.forward.k.set(to_buffer(element, {B, Lk, KVH, D}, p.k));
+    a.forward.v.set(to_buffer(element, {B, Lk, KVH, Dv}, p.v));
+    if (d.has_additive_mask()) a.forward.mask.set(to_buffer(element, p.mask_shape(), p.mask));
+    if (d.has_key_padding_mask()) {
+      Halide::Buffer<std::uint8_t> padding(Lk, B);
+      std::copy(p.key_padding.begin(), p.key_padding.end(), padding.data());
+      a.forward.key_padding.set(padding);
+    }
+    if (d.has_sinks) a.forward.sinks.set(to_buffer(dtype::f32, {H}, p.sinks));
+    set_captures(a.forward.captures, p);
+    a.output.set(to_buffer(element, {B, Lq, H, Dv}, {forward.output.begin(), forward.output.end()}));
+    a.lse.set(to_buffer(dtype::f32, {B, H, Lq}, {forward.lse.begin(), forward.lse.end()}));
+    a.d_output.set(to_buffer(element, {B, Lq, H, Dv}, d_output));
+    const Halide::Type type = codegen::halide_type_of(element);
+    std::vector<Halide::Buffer<>> gradients{Halide::Buffer<>(type, {D, H, Lq, B}), Halide::Buffer<>(type, {D, KVH, Lk, B}),
+                                            Halide::Buffer<>(type, {Dv, KVH, Lk, B})};
+    if (d.has_sinks) gradients.push_back(Halide::Buffer<>(Halide::Float(32), {H}));
+    pipeline_.realize(Halide::Realization(gradients));
+    jit_gradients g{as_floats(gradients[0]), as_floats(gradients[1]), as_floats(gradients[2]), {}};
+    if (d.has_sinks) g.d_sinks = as_floats(gradients[3]);
+    return g;
+  }
+
+ private:
+  static std::vector<float> as_floats(const Halide::Buffer<>& buffer) {
+    std::vector<float> values(buffer.number_of_elements());
+    if (buffer.type() == Halide::Float(32)) {
+      std::copy_n(static_cast<const float*>(buffer.data()), values.size(), values.begin());
+    } else {
+      for (std::size_t n = 0; n < values.size(); ++n) {
+        if (buffer.type() == Halide::BFloat(16)) values[n] = float(static_cast<const Halide::bfloat16_t*>(buffer.data())[n]);
+        else values[n] = float(static_cast<const Halide::float16_t*>(buffer.data())[n]);
+      }
+    }
+    return values;
+  }
+
+  codegen::backward_algorithm algorithm_;
+  Halide::Pipeline pipeline_;
+};
+
+// Where `got` is furthest from `expected`, if beyond tolerance x max(1, max |expected|).
+std::string first_failure(const char* name, const std::vector<double>& expected, const std::vector<float>& got,
+                          double tolerance) {
+  double largest = 1.0;
+  for (double x : expected) largest = std::max(largest, std::abs(x));
+  for (std::size_t n = 0; n < expected.size(); ++n)
+    if (!(std::abs(expected[n] - double(got[n])) <= tolerance * largest)) {
+      std::ostringstream s;
+      s << name << "[" << n << "] expected " << expected[n] << ", got " << got[n] << " (tolerance "
+        << tolerance * largest << ")";
+      return s.str();
+    }
+  return {};
+}
+
+// A forward result as a kernel writes it: the output rounded to the element type, the lse to float32.
+reference_result as_written(const attention_problem& p, reference_result r) {
+  for (double& x : r.output) x = round_to(p.desc.element_type, float(x));
+  for (double& x : r.lse) x = float(x);
+  return r;
+}
+
+void check_backward(const attention_desc& desc, const short_list<shape, 3>& shapes) {
+  jit_backward_kernel kernel(desc);
+  std::uint32_t seed = 11;
+  for (const shape& s : shapes) {
+    const attention_problem p = make_random_problem(desc, s.batch, s.query_length, s.key_length, seed++);
+    const reference_result forward = as_written(p, reference_attention(p));
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> d_output(p.output_size());
+    for (float& x : d_output) x = round_to(desc.element_type, uniform(random));
+    const reference_gradients expected = reference_attention_backward(p, d_output);
+    const jit_gradients got = kernel.run(p, forward, d_output);
+    const int D = desc.qk_head_dim, Dv = desc.effective_v_head_dim(), Lk = p.key_length;
+    const dtype t = desc.element_type;
+    INFO(p.name());
+    const int group_rows = p.query_length * desc.group_size();
+    CHECK(first_failure("dq", expected.dq, got.dq, gradient_tolerance(t, D, Dv, Lk, Lk)) == "");
+    CHECK(first_failure("dk", expected.dk, got.dk, gradient_tolerance(t, D, Dv, Lk, group_rows)) == "");
+    CHECK(first_failure("dv", expected.dv, got.dv, gradient_tolerance(t, D, Dv, Lk, group_rows)) == "");
+    if (desc.has_sinks)
+      CHECK(first_failure("d_sinks", expected.d_sinks, got.d_sinks,
+                          gradient_tolerance(dtype::f32, D, Dv, Lk, p.query_length * p.batch)) == "");
+  }
+}
+
+const bool registered = [] {
+  for (const operator_configuration& c : operator_configurations)
+    if (!c.backward.empty())
+      register_test_case(title(c) + ": the backward's dq, dk and dv match float64 at " + sizes_text(c.backward),
+                         "[codegen][backward]" + std::string(c.tags), [&c] { check_backward(c.desc, c.backward); });
+  return true;
+}();
+
+}  // namespace
