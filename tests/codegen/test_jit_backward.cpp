@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -115,10 +114,7 @@ void check_backward(const attention_desc& desc, const short_list<shape, 3>& shap
   for (const shape& s : shapes) {
     const attention_problem p = make_random_problem(desc, s.batch, s.query_length, s.key_length, seed++);
     const reference_result forward = as_written(p, reference_attention(p));
-    std::mt19937 random(seed);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    std::vector<float> d_output(p.output_size());
-    for (float& x : d_output) x = round_to(desc.element_type, uniform(random));
+    const std::vector<float> d_output = make_random_output_gradient(p, seed);
     const reference_gradients expected = reference_attention_backward(p, d_output);
     const jit_gradients got = kernel.run(p, forward, d_output);
     const int D = desc.qk_head_dim, Dv = desc.effective_v_head_dim(), Lk = p.key_length;

@@ -138,4 +138,12 @@ attention_problem make_random_problem(const attention_desc& desc, int batch, int
   return p;
 }
 
+std::vector<float> make_random_output_gradient(const attention_problem& p, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> gradient(p.output_size());
+  for (float& x : gradient) x = round_to(p.desc.element_type, uniform(rng));
+  return gradient;
+}
+
 }  // namespace attngen::testing

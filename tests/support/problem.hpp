@@ -41,6 +41,10 @@ struct attention_problem {
 attention_problem make_random_problem(const attention_desc& desc, int batch, int query_length, int key_length,
                                       std::uint32_t seed);
 
+/// A gradient of the output for a backward call of `p`: uniform in [-1, 1), (B, Lq, H, Dv), rounded to
+/// the description's element type.
+std::vector<float> make_random_output_gradient(const attention_problem& p, std::uint32_t seed);
+
 /// Rounds a float to the nearest value of `type` (identity for f32).
 float round_to(dtype type, float value);
 
