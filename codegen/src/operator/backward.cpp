@@ -17,17 +17,24 @@ recomputed_weights define_weights(const backward_algorithm& a, const attention_d
   const int group = desc.group_size();
   const float scale = desc.effective_scale();
   const Expr queries = src.query_length, keys = src.key_length;
-  recomputed_weights w{Func("dot_" + consumer), Func("weight_" + consumer), Func("value_gradient_" + consumer),
+  recomputed_weights w{Func("keys_transposed_" + consumer), Func("values_transposed_" + consumer),
+                       Func("dot_" + consumer), Func("weight_" + consumer), Func("value_gradient_" + consumer),
                        Func("score_gradient_" + consumer)};
+  const Var x("x"), g("g");
+  w.keys_transposed(j, x, g, b) = src.k(x, g, j, b);
+  w.values_transposed(j, x, g, b) = src.v(x, g, j, b);
   // q pre-multiplied by the scale, as the forward's query tile is.
   const RDom qk(0, desc.qk_head_dim, "rqk_" + consumer);
+  w.dot_reduction = qk;
   w.dot(j, i, h, b) = 0.0f;
-  w.dot(j, i, h, b) += (src.q(qk, h, i, b) * scale) * src.k(qk, h / group, j, b);
+  w.dot(j, i, h, b) += (src.q(qk, h, i, b) * scale) * w.keys_transposed(j, qk, h / group, b);
   const Expr score = score_at(a.forward, w.dot(j, i, h, b), j, i, h, b);
   w.weight(j, i, h, b) = select(score <= masked_score_limit, 0.0f, exp(score - a.lse(i, h, b)));
   const RDom features(0, desc.effective_v_head_dim(), "rvalue_" + consumer);
+  w.value_reduction = features;
   w.value_gradient(j, i, h, b) = 0.0f;
-  w.value_gradient(j, i, h, b) += element_as_float(a.d_output, {features, h, i, b}) * src.v(features, h / group, j, b);
+  w.value_gradient(j, i, h, b) +=
+      element_as_float(a.d_output, {features, h, i, b}) * w.values_transposed(j, features, h / group, b);
   Expr score_derivative = 1.0f;
   if (desc.has_score_mod()) {
     const modifier_leaves at{w.dot(j, i, h, b), b, h, clamp(i, 0, queries - 1), clamp(j, 0, keys - 1), queries, keys};

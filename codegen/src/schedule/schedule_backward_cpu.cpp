@@ -1,6 +1,7 @@
 #include "attngen/codegen/backward.hpp"
 
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace attngen::codegen {
@@ -9,12 +10,25 @@ using namespace Halide;
 
 namespace {
 
-// A gradient's recomputed weights, computed per tile of its reduction at `at`: q.k vectorized over
-// the keys, the value gradient over the keys as well.
-void schedule_weights(recomputed_weights& w, const LoopLevel& at, const Var& j, int lanes) {
-  for (Func* f : {&w.dot, &w.value_gradient}) {
-    f->compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
-    f->update().vectorize(j, lanes, TailStrategy::GuardWithIf);
+// A gradient's recomputed weights, computed per tile of its reduction at `at`, keys in vector lanes:
+// each product's reduction runs outside the keys, so a vector of keys' elements is one dense load
+// of the transposed keys or values, staged at `keys_at`.
+void schedule_weights(recomputed_weights& w, const LoopLevel& at, const LoopLevel& keys_at, const Var& j,
+                      const Var& query, int lanes) {
+  for (Func* f : {&w.keys_transposed, &w.values_transposed})
+    f->compute_at(keys_at).vectorize(j, lanes, TailStrategy::GuardWithIf);
+  // Register tiles of two vectors of keys x 4 queries accumulate over the whole head dimension.
+  for (auto [product, reduction] : {std::pair{&w.dot, w.dot_reduction}, std::pair{&w.value_gradient, w.value_reduction}}) {
+    product->compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
+    Var keys_outer("keys_outer"), keys_inner("keys_inner"), queries_outer("queries_outer"),
+        queries_inner("queries_inner");
+    product->update()
+        .split(j, keys_outer, keys_inner, 2 * lanes, TailStrategy::GuardWithIf)
+        .split(query, queries_outer, queries_inner, 4, TailStrategy::GuardWithIf)
+        .reorder(keys_inner, queries_inner, reduction.x, keys_outer, queries_outer)
+        .vectorize(keys_inner, lanes)
+        .unroll(keys_inner)
+        .unroll(queries_inner);
   }
   w.score_gradient.compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
 }
@@ -25,7 +39,8 @@ void schedule_weights(recomputed_weights& w, const LoopLevel& at, const Var& j, 
 // `also_reduced` (the group's heads for dK and dV) is reduced inside a tile's rows.
 void schedule_gradient(Func& output, Func& sum, const Var& feature, const Var& row, const Var& head, const Var& batch,
                        const RVar& reduced, const std::vector<RVar>& also_reduced, int rows_per_task, int tile,
-                       int lanes, recomputed_weights& w, const Var& weight_row) {
+                       int lanes, recomputed_weights& w, const Var& weight_row, const Var& weight_query,
+                       bool keys_per_task) {
   Var rows_outer("rows_outer"), rows_inner("rows_inner"), task("task");
   output.compute_root()
       .split(row, rows_outer, rows_inner, rows_per_task, TailStrategy::GuardWithIf)
@@ -35,15 +50,27 @@ void schedule_gradient(Func& output, Func& sum, const Var& feature, const Var& r
       .parallel(rows_outer)
       .vectorize(feature, lanes, TailStrategy::GuardWithIf);
   sum.compute_at(output, rows_outer).vectorize(feature, lanes, TailStrategy::GuardWithIf);
+  // A register tile of `tile_rows` rows x two vectors of features accumulates over a reduction tile's
+  // terms before it is stored.
   RVar tiles_outer("tiles_outer"), tiles_inner("tiles_inner");
-  std::vector<VarOrRVar> order{feature, row};
+  Var features_outer("features_outer"), features_inner("features_inner"), rows_in_tile("rows_in_tile"),
+      row_tiles("row_tiles");
+  constexpr int tile_rows = 4;
+  std::vector<VarOrRVar> order{features_inner, rows_in_tile};
   order.insert(order.end(), also_reduced.begin(), also_reduced.end());
-  order.insert(order.end(), {tiles_inner, tiles_outer, head, batch});
+  order.insert(order.end(), {tiles_inner, row_tiles, features_outer, tiles_outer, head, batch});
   sum.update()
       .split(reduced, tiles_outer, tiles_inner, tile, TailStrategy::GuardWithIf)
+      .split(feature, features_outer, features_inner, 2 * lanes, TailStrategy::GuardWithIf)
+      .split(row, row_tiles, rows_in_tile, tile_rows, TailStrategy::GuardWithIf)
       .reorder(order)
-      .vectorize(feature, lanes, TailStrategy::GuardWithIf);
-  schedule_weights(w, LoopLevel(sum, tiles_outer), weight_row, lanes);
+      .vectorize(features_inner, lanes)
+      .unroll(features_inner)
+      .unroll(rows_in_tile);
+  // Keys and values are staged once per task where the task's rows are keys (dK, dV), per tile of
+  // keys otherwise (dQ).
+  const LoopLevel tile_level(sum, tiles_outer);
+  schedule_weights(w, tile_level, keys_per_task ? LoopLevel(output, rows_outer) : tile_level, weight_row, weight_query, lanes);
 }
 
 }  // namespace
@@ -57,9 +84,9 @@ void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
   for (auto [output, sum, feature, weights] : {std::tuple{&a.dv, &a.dv_sum, a.e, &a.for_dv},
                                                 std::tuple{&a.dk, &a.dk_sum, a.d, &a.for_dk}})
     schedule_gradient(*output, *sum, feature, a.j, a.g, a.b, a.group_rows.x, {a.group_rows.y}, t.key_block,
-                      t.query_tile, lanes, *weights, a.j);
+                      t.query_tile, lanes, *weights, a.j, a.i, true);
   // dQ: a task owns a tile of queries of one head and reduces over the keys.
-  schedule_gradient(a.dq, a.dq_sum, a.d, a.i, a.h, a.b, a.keys.x, {}, t.query_tile, t.key_block, lanes, a.for_dq, a.j);
+  schedule_gradient(a.dq, a.dq_sum, a.d, a.i, a.h, a.b, a.keys.x, {}, t.query_tile, t.key_block, lanes, a.for_dq, a.j, a.i, false);
   if (a.d_sinks.defined()) a.d_sinks.compute_root();
 }
 

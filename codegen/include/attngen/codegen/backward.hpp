@@ -28,10 +28,14 @@ struct backward_blocking {
 /// The weights and score gradients of a (key, query, head) as one gradient's tasks recompute them:
 /// each gradient has its own copy, scheduled inside its own tiles.
 struct recomputed_weights {
+  /// (j, d, g, b), (j, e, g, b): keys and values with the key innermost, so that the products below
+  /// load a vector of keys' elements densely.
+  Halide::Func keys_transposed, values_transposed;
   Halide::Func dot;             ///< (j, i, h, b): the forward's scaled q.k
   Halide::Func weight;          ///< (j, i, h, b): P, 0 where the key is masked
   Halide::Func value_gradient;  ///< (j, i, h, b): dO_i . V_j
   Halide::Func score_gradient;  ///< (j, i, h, b): dS, the loss's gradient of the scaled q.k
+  Halide::RDom dot_reduction, value_reduction;  ///< over head_dim and v_head_dim
 };
 
 struct backward_algorithm {
