@@ -9,10 +9,10 @@
 
 namespace attngen::testing {
 
-/// The parameters' names of the typed `run(` declaration in a generated `header`: tensors, captured
-/// scalars, a module's weights and dropout scalars.
-inline std::vector<std::string> typed_parameters(const std::string& header) {
-  const auto start = header.find("static attngen::status run(attngen::");
+/// The parameters' names of the typed `run(` (or `function`'s) declaration in a generated `header`:
+/// tensors, captured scalars, a module's weights and dropout scalars.
+inline std::vector<std::string> typed_parameters(const std::string& header, const std::string& function = "run") {
+  const auto start = header.find("static attngen::status " + function + "(attngen::");
   REQUIRE(start != std::string::npos);
   const std::string declaration = header.substr(start, header.find(';', start) - start);
   std::vector<std::string> names;

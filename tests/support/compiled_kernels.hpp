@@ -17,15 +17,19 @@ struct compiled_kernel {
   const char* description_text;    ///< the generated header's text form of its description
   status (*run_operator)(const attention_args&) = nullptr;  ///< an operator kernel's run
   status (*run_module)(const mha_args&) = nullptr;          ///< a module kernel's run
+  /// An operator kernel's backward pass, where its description has one.
+  status (*run_backward)(const attention_backward_args&) = nullptr;
 };
 
 /// The entry of the generated kernel struct `Kernel`.
 template <typename Kernel>
 compiled_kernel compiled(std::string_view configuration) {
   compiled_kernel k{configuration, Kernel::description_text};
-  if constexpr (std::is_same_v<std::remove_cv_t<decltype(Kernel::description)>, attention_desc>)
+  if constexpr (std::is_same_v<std::remove_cv_t<decltype(Kernel::description)>, attention_desc>) {
     k.run_operator = &Kernel::run;
-  else
+    if constexpr (Kernel::description.backward)
+      k.run_backward = static_cast<status (*)(const attention_backward_args&)>(&Kernel::backward);
+  } else
     k.run_module = &Kernel::run;
   return k;
 }

@@ -624,6 +624,23 @@ inline constexpr operator_configuration operator_table[] = {
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
      .mlir = mlir_shapes,
      .backward = backward_shapes},
+    // Training through the real build path: the generated backward beside the forward.
+    {.name = "backward_softcap_sinks",
+     .about = "GQA H4 KVH2 D32, causal bottom-right, key padding, run-time softcap, sinks, LSE, with backward",
+     .tags = "[backward]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(32)
+                 .causal(bottom_right)
+                 .key_padding_mask(true_means_ignore)
+                 .capture(cap)
+                 .score_mod(softcap(cap))
+                 .attention_sinks()
+                 .return_lse()
+                 .with_backward(),
+     .aot = {{2, 33, 47}, {1, 1, 9}, {1, 40, 17}},
+     .backward = backward_shapes},
     // A learned sink logit per head: its gradient is the backward's d_sinks.
     {.name = "sinks_causal",
      .about = "GQA H4 KVH2 D32, attention sinks, causal bottom-right",

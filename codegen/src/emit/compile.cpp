@@ -9,6 +9,7 @@
 
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/argument_checks.hpp"
+#include "attngen/codegen/backward.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/schedule_module.hpp"
@@ -90,14 +91,16 @@ struct cpu_part {
   kernel_variant variant = kernel_variant::general;
   module_part shared = module_part::attention;  ///< module_part::attention: not a module's shared part
   bool visibility_table = false;
-  bool is_variant() const { return shared == module_part::attention && !visibility_table; }
+  bool backward = false;  ///< an operator's backward pass
+  bool is_variant() const { return shared == module_part::attention && !visibility_table && !backward; }
   std::string name() const {
+    if (backward) return backward_part_name;
     return visibility_table ? visibility_part_name : is_variant() ? name_of(variant) : name_of(shared);
   }
 };
 
 // The variants (a module's, those it has), then a module's shared parts or an operator's visibility
-// table.
+// table and backward pass.
 std::vector<cpu_part> cpu_parts(const resolved_request& r) {
   std::vector<cpu_part> parts;
   for (int v = 0; v < kernel_variant_count; ++v)
@@ -106,6 +109,7 @@ std::vector<cpu_part> cpu_parts(const resolved_request& r) {
     for (const module_part part : cpu_module_parts(*r.module))
       if (part != module_part::attention) parts.push_back({kernel_variant::general, part});
   if (!r.module && needs_visibility_table(r.op)) parts.push_back({kernel_variant::general, module_part::attention, true});
+  if (!r.module && r.op.backward) parts.push_back({kernel_variant::general, module_part::attention, false, true});
   return parts;
 }
 
@@ -117,6 +121,11 @@ Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const
     module_algorithm m = define_module(*r.module, tiles, /*bfloat16_as_bits=*/false, part.shared);
     schedule_module_cpu(m, target);
     return runtime_called_module(m.outputs(), m.arguments(), function, target);
+  }
+  if (part.backward) {
+    backward_algorithm b = define_attention_backward(r.op, backward_blocking{});
+    schedule_backward_cpu(b, target);
+    return runtime_called_module(b.outputs(), b.arguments(), function, target);
   }
   if (part.visibility_table) {
     visibility_table_algorithm t = define_visibility_table(r.op, cpu_blocking(r.op, target).lanes);

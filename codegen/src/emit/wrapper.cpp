@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "attngen/arguments.hpp"
+#include "attngen/codegen/backward.hpp"
 #include "attngen/codegen/compile.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/visibility_table.hpp"
@@ -61,7 +64,39 @@ struct wrapper_kind {
   /// body before `return run(args)`; empty: the kind has no typed call.
   std::string typed_parameters, typed_body;
   bool module = false;            ///< modules also get <prefix>_weights_from_state_dict
+  /// An operator with a backward pass: its function (empty part: none) and typed call.
+  function backward;
+  std::string backward_typed_parameters, backward_typed_body;
 };
+
+// A typed call on the tensors of `arguments` in their order: a parameter per tensor (inputs read,
+// outputs written), the captured scalars as floats; its body turns them into `args_of`'s arguments
+// and returns `callee(...)` on them.
+template <typename Slot, int N>
+std::pair<std::string, std::string> typed_call(const argument_list<Slot, N>& arguments, const capture_table& captures,
+                                               const std::string& args_of, const std::string& extra_arguments,
+                                               const std::string& callee) {
+  std::string parameters, tensors, scalars;
+  for (const argument<Slot>& argument : arguments) {
+    if (argument.name == "scalars") {
+      for (int n = 0; n < captures.scalar_count; ++n) {
+        const std::string scalar(captures.scalars[n].view());
+        parameters += ", float " + scalar;
+        scalars += (scalars.empty() ? "" : ", ") + scalar;
+      }
+      continue;
+    }
+    const std::string parameter(argument.name);
+    parameters += std::string(", attngen::") + (argument.is_output() ? "output_tensor " : "input_tensor ") + parameter;
+    tensors += (tensors.empty() ? "" : ", ") + parameter + ".view";
+  }
+  parameters.erase(0, 2);
+  std::string body = "  const attngen::tensor_view tensors[] = {" + tensors + "};\n";
+  if (!scalars.empty()) body += "  const float scalars[] = {" + scalars + "};\n";
+  body += "  return " + callee + "(" + args_of + "(description, tensors, " +
+          std::string(scalars.empty() ? "nullptr" : "scalars") + extra_arguments + "));\n";
+  return {parameters, body};
+}
 
 // C has no namespaces: the C API's names are prefixed with the namespace's parts, e.g. ns_sub_<name>.
 std::string c_prefix(const std::string& cpp_namespace, const std::string& name) {
@@ -142,6 +177,13 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     h << "  /// The same, on exactly the tensors the description takes: inputs are read, outputs written (a\n"
       << "  /// view of const memory is not an output), so a missing or extra tensor does not compile.\n"
       << "  static attngen::status run(" << kind.typed_parameters << ", const attngen::gpu_options& gpu = {});\n";
+  if (!kind.backward.part.empty())
+    h << "  /// The backward pass (attngen/runtime/attention_backward_call.hpp): validates `args`, then writes\n"
+      << "  /// the gradients from the forward's output and log-sum-exp and the output's gradient. Host\n"
+      << "  /// tensors. On error nothing is written.\n"
+      << "  static attngen::status backward(const attngen::attention_backward_args& args);\n"
+      << "  /// The same, on exactly the tensors the backward pass takes.\n"
+      << "  static attngen::status backward(" << kind.backward_typed_parameters << ");\n";
   h << "};\n" << close_ns;
 
   std::ostringstream c;
@@ -152,6 +194,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     if (!f.part.empty()) functions.push_back(f);
   functions.insert(functions.end(), kind.shared.begin(), kind.shared.end());
   functions.insert(functions.end(), kind.gpu.begin(), kind.gpu.end());
+  if (!kind.backward.part.empty()) functions.push_back(kind.backward);
   for (const auto& f : functions) c << "#include \"" << halide_function_name(name, f.part) << ".h\"\n";
   if (!kind.visibility.part.empty()) c << "#include \"" << halide_function_name(name, kind.visibility.part) << ".h\"\n";
   c << "#include \"attngen/runtime/detail/c_bridge.hpp\"\n#include \"attngen/runtime/detail/kernel_bridge.hpp\"\n#include \"attngen/runtime/detail/variants.hpp\"\n\n"
@@ -220,6 +263,11 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   if (!kind.typed_parameters.empty())
     c << "\nattngen::status " << name << "::run(" << kind.typed_parameters << ", const attngen::gpu_options& gpu) {\n"
       << kind.typed_body << "}\n";
+  if (!kind.backward.part.empty())
+    c << "\nattngen::status " << name << "::backward(const attngen::attention_backward_args& args) {\n"
+      << "  return attngen::detail::run_attention_backward(description, args, &" << call(kind.backward.part) << ");\n}\n"
+      << "\nattngen::status " << name << "::backward(" << kind.backward_typed_parameters << ") {\n"
+      << kind.backward_typed_body << "}\n";
   c << close_ns;
   const std::string qualified = (cpp_namespace.empty() ? "" : cpp_namespace + "::") + name;
   const std::string prefix = c_prefix(cpp_namespace, name);
@@ -304,27 +352,15 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
   for (const auto& api : gpu_apis) kind.gpu.push_back({api, buffer_arguments(0, arguments.size())});
   kind.gpu_targets = joined(gpu_target_names);
   kind.c_args_type = "attngen_attention_args";
-  // The typed call: a parameter per argument, in the schema's order, the captured scalars as floats.
-  std::string tensors, scalars;
-  for (const kernel_argument& argument : arguments) {
-    if (argument.slot == argument_slot::scalars) {
-      for (int n = 0; n < desc.captures.scalar_count; ++n) {
-        const std::string scalar(desc.captures.scalars[n].view());
-        kind.typed_parameters += ", float " + scalar;
-        scalars += (scalars.empty() ? "" : ", ") + scalar;
-      }
-      continue;
-    }
-    const std::string parameter(argument.name);
-    kind.typed_parameters +=
-        std::string(", attngen::") + (argument.is_output() ? "output_tensor " : "input_tensor ") + parameter;
-    tensors += (tensors.empty() ? "" : ", ") + parameter + ".view";
+  // The typed calls: a parameter per argument, in the schema's order, the captured scalars as floats.
+  std::tie(kind.typed_parameters, kind.typed_body) =
+      typed_call(arguments, desc.captures, "attngen::detail::attention_args_of", ", gpu", "run");
+  if (desc.backward) {
+    const backward_argument_table_type backward = backward_arguments(desc);
+    kind.backward = {backward_part_name, buffer_arguments(0, backward.size())};
+    std::tie(kind.backward_typed_parameters, kind.backward_typed_body) =
+        typed_call(backward, desc.captures, "attngen::detail::attention_backward_args_of", "", "backward");
   }
-  kind.typed_parameters.erase(0, 2);
-  kind.typed_body = "  const attngen::tensor_view tensors[] = {" + tensors + "};\n";
-  if (!scalars.empty()) kind.typed_body += "  const float scalars[] = {" + scalars + "};\n";
-  kind.typed_body += "  return run(attngen::detail::attention_args_of(description, tensors, " +
-                     std::string(scalars.empty() ? "nullptr" : "scalars") + ", gpu));\n";
   return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
 }
 

@@ -28,6 +28,11 @@ enum class argument_slot : std::uint8_t {
   q, q_offsets, k, v, k_scale, v_scale, page_table, kv_lengths, sinks, mask, key_padding, capture, scalars, output, lse
 };
 
+/// The members of attngen::attention_backward_args, one per slot of backward_argument_table.
+enum class backward_slot : std::uint8_t {
+  q, k, v, sinks, mask, key_padding, capture, scalars, output, lse, d_output, dq, dk, dv, d_sinks
+};
+
 /// Where a dimension's extent comes from.
 enum class extent_source : std::uint8_t {
   batch,         ///< B, a run-time extent
@@ -148,6 +153,13 @@ constexpr argument<Slot> make_argument(Slot slot, std::string_view name, argumen
   a.feature = feature;
   return a;
 }
+
+// A gradient's slot and name beside the input it is the gradient of.
+struct gradient_of {
+  argument_slot from;
+  backward_slot slot;
+  std::string_view name;
+};
 
 struct cache_tensor {
   argument_slot slot;
@@ -294,5 +306,81 @@ constexpr bool reads_captures(const kernel_argument& a) {
 
 /// The arguments `d`'s kernel takes, in the generated function's order (argument_table's taken slots).
 constexpr attention_argument_table kernel_arguments(const attention_desc& d) { return argument_table(d).taken(); }
+
+using backward_argument = argument<backward_slot>;
+inline constexpr int backward_slot_count = 14 + capture_table::max_tensors;
+using backward_argument_table_type = argument_list<backward_slot, backward_slot_count>;
+
+namespace detail {
+
+// An operator argument as the backward's, in slot `slot` with `role`.
+constexpr backward_argument as_backward(const kernel_argument& a, backward_slot slot, argument_role role) {
+  backward_argument b;
+  b.slot = slot;
+  b.index = a.index;
+  b.name = a.name;
+  b.role = role;
+  b.type = a.type;
+  b.rank = a.rank;
+  for (int d = 0; d < a.rank; ++d) b.dims[d] = a.dims[d];
+  b.taken = a.taken;
+  b.optional = a.optional;
+  b.feature = a.feature;
+  return b;
+}
+
+}  // namespace detail
+
+/// Every slot of a call of `d`'s backward pass (.with_backward()), in the generated function's order:
+/// the forward's inputs q, k, v, [sinks], [mask], [key_padding], [captured tensors], [captured
+/// scalars] as the forward takes them, then the forward's results output and lse, the loss's
+/// gradient of the output d_output, and the gradients dq, dk, dv, [d_sinks] of q, k, v and sinks,
+/// each of its input's shape.
+constexpr backward_argument_table_type backward_argument_table(const attention_desc& d) {
+  const attention_argument_table forward = argument_table(d);
+  auto slot_of = [&](argument_slot s) -> const kernel_argument& {
+    for (const kernel_argument& a : forward)
+      if (a.slot == s) return a;
+    throw "attngen: a slot missing from argument_table";
+  };
+  using role = argument_role;
+  backward_argument_table_type t;
+  for (const kernel_argument& a : forward) {
+    switch (a.slot) {
+      case argument_slot::q: t.push_back(detail::as_backward(a, backward_slot::q, role::input)); break;
+      case argument_slot::k: t.push_back(detail::as_backward(a, backward_slot::k, role::input)); break;
+      case argument_slot::v: t.push_back(detail::as_backward(a, backward_slot::v, role::input)); break;
+      case argument_slot::sinks: t.push_back(detail::as_backward(a, backward_slot::sinks, role::input)); break;
+      case argument_slot::mask: t.push_back(detail::as_backward(a, backward_slot::mask, role::input)); break;
+      case argument_slot::key_padding:
+        t.push_back(detail::as_backward(a, backward_slot::key_padding, role::input));
+        break;
+      case argument_slot::capture: t.push_back(detail::as_backward(a, backward_slot::capture, role::input)); break;
+      case argument_slot::scalars: t.push_back(detail::as_backward(a, backward_slot::scalars, role::input)); break;
+      default: break;  // the KV cache's and ragged queries' slots: a backward's description has none
+    }
+  }
+  t.push_back(detail::as_backward(slot_of(argument_slot::output), backward_slot::output, role::input));
+  backward_argument lse = detail::as_backward(slot_of(argument_slot::lse), backward_slot::lse, role::input);
+  lse.taken = true;
+  t.push_back(lse);
+  backward_argument d_output = detail::as_backward(slot_of(argument_slot::output), backward_slot::d_output, role::input);
+  d_output.name = "d_output";
+  t.push_back(d_output);
+  for (const auto& [from, slot, name] : {detail::gradient_of{argument_slot::q, backward_slot::dq, "dq"},
+                                         detail::gradient_of{argument_slot::k, backward_slot::dk, "dk"},
+                                         detail::gradient_of{argument_slot::v, backward_slot::dv, "dv"},
+                                         detail::gradient_of{argument_slot::sinks, backward_slot::d_sinks, "d_sinks"}}) {
+    backward_argument gradient = detail::as_backward(slot_of(from), slot, role::gradient);
+    gradient.name = name;
+    t.push_back(gradient);
+  }
+  return t;
+}
+
+/// The arguments `d`'s backward pass takes, in the generated function's order.
+constexpr backward_argument_table_type backward_arguments(const attention_desc& d) {
+  return backward_argument_table(d).taken();
+}
 
 }  // namespace attngen

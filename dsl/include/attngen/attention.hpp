@@ -112,6 +112,7 @@ struct attention_desc {
   bool kv_element_given = false;
   dtype kv_element_type = dtype::f32;  ///< used only when kv_element_given; otherwise element_type
   bool has_sinks = false;
+  bool backward = false;          ///< the kernel also has the backward pass (gradients)
   modifier_graph score_modifier;  ///< empty: the score is q.k * scale
   modifier_graph mask_modifier;   ///< empty: no mask_mod
   capture_table captures;         ///< run-time tensors and scalars the modifiers read
@@ -161,6 +162,10 @@ struct attention_desc {
   /// A learned logit per query head, (H) float32 `sinks`, that joins every row's softmax denominator
   /// and attends to nothing: out = sum_j exp(s_j) v_j / (exp(sink_h) + sum_j exp(s_j)).
   constexpr attention_desc attention_sinks() const { auto d = *this; d.has_sinks = true; return d; }
+  /// Also generate the backward pass, for training: from q, k, v, the forward's output and
+  /// log-sum-exp and the loss's gradient of the output, the gradients dq, dk, dv (and d_sinks).
+  /// Needs .return_lse() and dense queries, keys and values.
+  constexpr attention_desc with_backward() const { auto d = *this; d.backward = true; return d; }
   /// Replaces the scaled score by a number expression of score, b, h, q, kv (attngen/modifiers.hpp).
   template <value_kind K>
   constexpr attention_desc score_mod(const expr<K>& e) const {

@@ -116,7 +116,19 @@
                             [](const attention_desc& d) -> std::optional<std::string> {                        \
                               if (!d.has_sinks) return std::nullopt;                                           \
                               return std::string();                                                            \
-                            }})
+                            }})                                                                                \
+  KNOB(knob<attention_desc>{"backward", "with_backward",                                                       \
+                            [](const attention_desc& d) { return d.backward ? std::string("true") : ""; },     \
+                            [](std::string_view value, attention_desc& d) { return read_flag(value, d.backward); }, \
+                            [](const attention_desc& d) -> std::optional<std::string> {                        \
+                              if (!d.backward) return std::nullopt;                                            \
+                              return std::string();                                                            \
+                            }})                                                                                \
+  RULE(backward_reads_lse, !d.backward || d.lse_output,                                                        \
+       "the backward pass reads the forward's log-sum-exp: call .return_lse() with .with_backward()")         \
+  RULE(backward_dense, !d.backward || (!d.has_sequence_lengths() && !d.has_kv_scales()),                       \
+       "the backward pass needs dense queries, keys and values: no ragged queries, kv lengths, paged or int8 "  \
+       "caches (inference layouts)")
 
 /// Expansions of a knob table: its entries (KNOB) alone, or its rules (RULE) alone.
 #define ATTNGEN_KNOB_ENTRY(...) __VA_ARGS__,

@@ -3,6 +3,7 @@
 /// Apps include the generated `<kernel>.hpp`, which includes this.
 
 #include "attngen/attention.hpp"
+#include "attngen/runtime/attention_backward_call.hpp"
 #include "attngen/runtime/attention_call.hpp"
 #include "attngen/runtime/gpu.hpp"
 #include "attngen/runtime/kernel_record.hpp"

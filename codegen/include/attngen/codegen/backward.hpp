@@ -18,6 +18,9 @@
 
 namespace attngen::codegen {
 
+/// The backward's part of a generated kernel: its function is <name>_halide_backward.
+inline constexpr const char* backward_part_name = "backward";
+
 /// Tile sizes of the backward's decomposition; chosen by its schedule.
 struct backward_blocking {
   int key_block = 64;   ///< keys a dK/dV task owns

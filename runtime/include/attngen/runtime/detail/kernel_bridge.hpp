@@ -3,6 +3,7 @@
 /// the generated function, capturing Halide runtime errors into the returned status.
 
 #include "HalideRuntime.h"
+#include "attngen/runtime/attention_backward_call.hpp"
 #include "attngen/runtime/attention_call.hpp"
 #include "attngen/runtime/detail/variants.hpp"
 #include "attngen/runtime/detail/visibility_slices.hpp"
@@ -60,6 +61,12 @@ struct attention_kernel {
 /// memory is error_code::kernel_failed, "out of memory while running the attention kernel".
 status run_attention_kernel(const attention_desc& desc, const attention_args& args,
                             const attention_kernel& kernel) noexcept;
+
+/// Validates, then runs a backward pass's generated function (host tensors only): `entry` takes the
+/// buffers of backward_arguments(desc) in order, the captured scalars as one float buffer. With no
+/// query or no key every gradient is filled with 0. Throws nothing.
+status run_attention_backward(const attention_desc& desc, const attention_backward_args& args,
+                              generated_entry entry) noexcept;
 
 /// Calls a generated module function with `buffers`, passing `training` and `seed` on only when the
 /// function takes them (dropout). A GPU function is the whole module: its buffers are query, key,
