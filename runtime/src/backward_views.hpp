@@ -27,6 +27,8 @@ auto given_view(Args& args, const backward_argument& argument) -> decltype(&args
     case backward_slot::dk: return &args.dk;
     case backward_slot::dv: return &args.dv;
     case backward_slot::d_sinks: return &args.d_sinks;
+    case backward_slot::d_capture: return &args.d_captures[argument.index];
+    case backward_slot::d_scalars: return &args.d_scalars;
   }
   return nullptr;
 }

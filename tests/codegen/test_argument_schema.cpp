@@ -47,6 +47,10 @@ std::vector<std::string> backward_schema_names(const attention_desc& desc, bool 
       for (int s = 0; s < desc.captures.scalar_count; ++s) names.emplace_back(desc.captures.scalars[s].view());
       continue;
     }
+    if (argument.slot == backward_slot::d_capture) {
+      names.push_back("d_" + std::string(desc.captures.tensors[argument.index].name.view()));
+      continue;
+    }
     const std::string prefix = as_pipeline && argument.slot == backward_slot::capture ? "capture_" : "";
     names.push_back(prefix + std::string(argument.name));
   }
@@ -71,10 +75,10 @@ TEST_CASE("schema: every description kind's backward pipeline takes the backward
     std::vector<std::string> outputs;
     // (Halide makes a Func's name unique in the process with a `$n` suffix.)
     for (const Halide::Func& output : b.outputs()) outputs.push_back(output.name().substr(0, output.name().find('$')));
-    std::vector<std::string> expected_outputs;
-    for (const backward_argument& argument : backward_arguments(desc))
-      if (argument.is_output()) expected_outputs.emplace_back(argument.name);
+    std::vector<std::string> expected_outputs = backward_schema_names(desc, true, true);
+    expected_outputs.erase(expected_outputs.begin(), expected_outputs.end() - std::ptrdiff_t(outputs.size()));
     CHECK(outputs == expected_outputs);
+    CHECK(int(outputs.size()) == backward_arguments(desc).size() - backward_arguments(desc).first_output());
   }
 }
 

@@ -26,6 +26,8 @@ namespace {
 
 struct jit_gradients {
   std::vector<float> dq, dk, dv, d_sinks;
+  std::vector<std::vector<float>> d_captures;  ///< per captured tensor; empty where it has no gradient
+  std::vector<float> d_scalars;
 };
 
 class jit_backward_kernel {
@@ -62,9 +64,20 @@ class jit_backward_kernel {
     std::vector<Halide::Buffer<>> gradients{Halide::Buffer<>(type, {D, H, Lq, B}), Halide::Buffer<>(type, {D, KVH, Lk, B}),
                                             Halide::Buffer<>(type, {Dv, KVH, Lk, B})};
     if (d.has_sinks) gradients.push_back(Halide::Buffer<>(Halide::Float(32), {H}));
+    for (int t = 0; t < d.captures.tensor_count; ++t)
+      if (d.capture_has_gradient(t)) {
+        const std::vector<int> shape = p.capture_shape(t);
+        gradients.push_back(Halide::Buffer<>(Halide::Float(32), std::vector<int>(shape.rbegin(), shape.rend())));
+      }
+    if (d.scalars_have_gradient()) gradients.push_back(Halide::Buffer<>(Halide::Float(32), {d.captures.scalar_count}));
     pipeline_.realize(Halide::Realization(gradients));
-    jit_gradients g{as_floats(gradients[0]), as_floats(gradients[1]), as_floats(gradients[2]), {}};
-    if (d.has_sinks) g.d_sinks = as_floats(gradients[3]);
+    jit_gradients g{as_floats(gradients[0]), as_floats(gradients[1]), as_floats(gradients[2]), {}, {}, {}};
+    std::size_t next = 3;
+    if (d.has_sinks) g.d_sinks = as_floats(gradients[next++]);
+    g.d_captures.resize(std::size_t(d.captures.tensor_count));
+    for (int t = 0; t < d.captures.tensor_count; ++t)
+      if (d.capture_has_gradient(t)) g.d_captures[std::size_t(t)] = as_floats(gradients[next++]);
+    if (d.scalars_have_gradient()) g.d_scalars = as_floats(gradients[next++]);
     return g;
   }
 
@@ -127,6 +140,15 @@ void check_backward(const attention_desc& desc, const short_list<shape, 3>& shap
     if (desc.has_sinks)
       CHECK(first_failure("d_sinks", expected.d_sinks, got.d_sinks,
                           gradient_tolerance(dtype::f32, D, Dv, Lk, p.query_length * p.batch)) == "");
+    // A captured element may be read by every score.
+    const int scores = p.batch * desc.num_heads * p.query_length * Lk;
+    for (int c = 0; c < desc.captures.tensor_count; ++c)
+      if (desc.capture_has_gradient(c))
+        CHECK(first_failure("d_captures", expected.d_captures[std::size_t(c)], got.d_captures[std::size_t(c)],
+                            gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) == "");
+    if (desc.scalars_have_gradient())
+      CHECK(first_failure("d_scalars", expected.d_scalars, got.d_scalars, gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) ==
+            "");
   }
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/aot_call.hpp"
 #include "reference/reference_backward.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/dense_view.hpp"
 #include "support/element_codec.hpp"
 #include "support/tolerance.hpp"
 
@@ -34,6 +35,10 @@ class aot_backward_call {
     dk_.assign(p.k.size() * size_of(t), 0);
     dv_.assign(p.v.size() * size_of(t), 0);
     d_sinks_.assign(p.sinks.size(), 0.0f);
+    d_captures_.resize(p.captures.size());
+    for (std::size_t t = 0; t < p.captures.size(); ++t)
+      if (p.desc.capture_has_gradient(int(t))) d_captures_[t].assign(p.captures[t].size(), 0.0f);
+    if (p.desc.scalars_have_gradient()) d_scalars_.assign(p.scalars.size(), 0.0f);
   }
 
   attention_backward_args args() {
@@ -58,6 +63,9 @@ class aot_backward_call {
     b.dk = make_tensor(dk_.data(), t, {B, Lk, KVH, D});
     b.dv = make_tensor(dv_.data(), t, {B, Lk, KVH, Dv});
     if (d.has_sinks) b.d_sinks = make_tensor(d_sinks_.data(), {H});
+    for (std::size_t t = 0; t < d_captures_.size(); ++t)
+      if (!d_captures_[t].empty()) b.d_captures[t] = dense_view(d_captures_[t].data(), dtype::f32, p_.capture_shape(int(t)));
+    if (!d_scalars_.empty()) b.d_scalars = make_tensor(d_scalars_.data(), {std::int64_t(d_scalars_.size())});
     return b;
   }
 
@@ -68,18 +76,23 @@ class aot_backward_call {
     dk_ = encode(t, std::vector<float>(p_.k.size(), value));
     dv_ = encode(t, std::vector<float>(p_.v.size(), value));
     std::fill(d_sinks_.begin(), d_sinks_.end(), value);
+    std::fill(d_scalars_.begin(), d_scalars_.end(), value);
+    for (auto& gradient : d_captures_) std::fill(gradient.begin(), gradient.end(), value);
   }
 
   std::vector<float> dq() const { return decode(p_.desc.element_type, dq_.data(), p_.q.size()); }
   std::vector<float> dk() const { return decode(p_.desc.element_type, dk_.data(), p_.k.size()); }
   std::vector<float> dv() const { return decode(p_.desc.element_type, dv_.data(), p_.v.size()); }
   const std::vector<float>& d_sinks() const { return d_sinks_; }
+  const std::vector<std::vector<float>>& d_captures() const { return d_captures_; }
+  const std::vector<float>& d_scalars() const { return d_scalars_; }
 
  private:
   const attention_problem& p_;
   aot_call& forward_;
   std::vector<std::uint8_t> d_output_, dq_, dk_, dv_;
-  std::vector<float> d_sinks_;
+  std::vector<float> d_sinks_, d_scalars_;
+  std::vector<std::vector<float>> d_captures_;
 };
 
 // Where `got` is beyond tolerance x max(1, max |expected|) of `expected`.
@@ -115,6 +128,14 @@ void check_aot_backward(const compiled_kernel& kernel, const attention_desc& des
   if (desc.has_sinks)
     CHECK(first_failure("d_sinks", expected.d_sinks, backward.d_sinks(),
                         gradient_tolerance(dtype::f32, D, Dv, Lk, p.query_length * p.batch)) == "");
+  const int scores = p.batch * desc.num_heads * p.query_length * Lk;
+  for (int c = 0; c < desc.captures.tensor_count; ++c)
+    if (desc.capture_has_gradient(c))
+      CHECK(first_failure("d_captures", expected.d_captures[std::size_t(c)], backward.d_captures()[std::size_t(c)],
+                          gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) == "");
+  if (desc.scalars_have_gradient())
+    CHECK(first_failure("d_scalars", expected.d_scalars, backward.d_scalars(),
+                        gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) == "");
 }
 
 const compiled_kernel& backward_kernel() {
@@ -188,12 +209,13 @@ TEST_CASE("AOT backward's typed call writes the same gradients as its args call"
   REQUIRE(aot_backward_softcap_sinks::backward(by_args.args()).ok());
   const attention_backward_args a = typed.args();
   REQUIRE(aot_backward_softcap_sinks::backward(a.q, a.k, a.v, a.sinks, a.key_padding, a.scalars[0], a.output, a.lse,
-                                               a.d_output, a.dq, a.dk, a.dv, a.d_sinks)
+                                               a.d_output, a.dq, a.dk, a.dv, a.d_sinks, a.d_scalars)
               .ok());
   CHECK(typed.dq() == by_args.dq());
   CHECK(typed.dk() == by_args.dk());
   CHECK(typed.dv() == by_args.dv());
   CHECK(typed.d_sinks() == by_args.d_sinks());
+  CHECK(typed.d_scalars() == by_args.d_scalars());
 }
 
 TEST_CASE("AOT backward writes the same bits with 1, 2 and 8 threads", "[aot][backward]") {
@@ -208,7 +230,8 @@ TEST_CASE("AOT backward writes the same bits with 1, 2 and 8 threads", "[aot][ba
     aot_backward_call call(p, forward, d_output);
     REQUIRE(aot_backward_softcap_sinks::backward(call.args()).ok());
     std::vector<float> all = call.dq();
-    for (const auto& part : {call.dk(), call.dv(), call.d_sinks()}) all.insert(all.end(), part.begin(), part.end());
+    for (const auto& part : {call.dk(), call.dv(), call.d_sinks(), call.d_scalars()})
+      all.insert(all.end(), part.begin(), part.end());
     gradients.push_back(all);
   }
   set_num_threads(0);

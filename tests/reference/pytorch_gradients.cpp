@@ -80,6 +80,13 @@ std::vector<reference_gradients> pytorch_gradients(const std::vector<attention_p
     reference_gradients g{read_doubles(directory / "dq.bin", B * Lq * H * D), read_doubles(directory / "dk.bin", B * Lk * KVH * D),
                           read_doubles(directory / "dv.bin", B * Lk * KVH * Dv), {}};
     if (d.has_sinks) g.d_sinks = read_doubles(directory / "d_sinks.bin", H);
+    g.d_captures.resize(std::size_t(d.captures.tensor_count));
+    for (int t = 0; t < d.captures.tensor_count; ++t)
+      if (d.capture_has_gradient(t))
+        g.d_captures[std::size_t(t)] =
+            read_doubles(directory / ("d_capture_" + std::to_string(t) + ".bin"), p.captures[std::size_t(t)].size());
+    if (d.captures.scalar_count > 0)
+      g.d_scalars = read_doubles(directory / "d_scalars.bin", std::size_t(d.captures.scalar_count));
     gradients.push_back(std::move(g));
   }
   fs::remove_all(root);

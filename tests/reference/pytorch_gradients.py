@@ -6,7 +6,8 @@ Usage: pytorch_gradients.py CASE_DIR...
 Each CASE_DIR holds description.txt (the description's text form, attngen/text_format.hpp),
 sizes.txt ("B Lq Lk") and float64 row-major tensors q.bin, k.bin, v.bin, d_output.bin and, where the
 description has them, mask.bin, key_padding.bin, sinks.bin, capture_N.bin, scalars.bin. This writes
-dq.bin, dk.bin, dv.bin and, with sinks, d_sinks.bin.
+dq.bin, dk.bin, dv.bin and, where they have gradients, d_sinks.bin, d_capture_N.bin (float tensors
+the score modifier reads) and d_scalars.bin.
 
 The score and mask modifiers are evaluated from their text form by the small interpreter below, on
 torch tensors broadcast over (B, H, Lq, Lk), so autograd differentiates whatever a modifier computes.
@@ -75,7 +76,7 @@ class Modifier:
         if word[0].isdigit() or word[0] in "-.":
             return torch.tensor(float(word[:-1]), dtype=torch.float64) if word.endswith("f") else torch.tensor(int(word))
         if word[0] == "$":
-            return torch.tensor(self.scalars[word[1:]], dtype=torch.float64)
+            return self.scalars[word[1:]]
         if word[0] == "@":
             table = self.tensors[word[1:]]
             indices = [torch.clamp(i, 0, n - 1) for i, n in zip(self.operands(), table.shape)]
@@ -141,11 +142,11 @@ def run_case(directory):
     for n, words in enumerate(tensor_lines):
         shape = [extent.get(w) or int(w) for w in words[2:]]
         values = read(directory, f"capture_{n}", shape)
-        tensors[words[0]] = values.long() if words[1] == "i32" else values
+        tensors[words[0]] = values.long() if words[1] == "i32" else values.requires_grad_()
     scalars = {}
     if scalar_names:
         values = np.fromfile(f"{directory}/scalars.bin", dtype="<f8")
-        scalars = dict(zip(scalar_names, values.tolist()))
+        scalars = {name: torch.tensor(x, requires_grad=True) for name, x in zip(scalar_names, values.tolist())}
 
     q = read(directory, "q", (B, Lq, H, D)).permute(0, 2, 1, 3).requires_grad_()
     k = read(directory, "k", (B, Lk, KVH, D)).permute(0, 2, 1, 3).requires_grad_()
@@ -206,6 +207,12 @@ def run_case(directory):
     write("dv", v.grad.permute(0, 2, 1, 3))
     if sinks is not None:
         write("d_sinks", sinks.grad)
+    for n, words in enumerate(tensor_lines):
+        grad = tensors[words[0]].grad if words[1] == "f32" else None
+        if grad is not None:
+            write(f"d_capture_{n}", grad)
+    if scalars:
+        write("d_scalars", torch.stack([s.grad if s.grad is not None else torch.zeros(()) for s in scalars.values()]))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,10 @@ reference_gradients reference_attention_backward(const attention_problem& p, con
   r.dk.assign(std::size_t(B) * Lk * KVH * D, 0.0);
   r.dv.assign(std::size_t(B) * Lk * KVH * Dv, 0.0);
   if (d.has_sinks) r.d_sinks.assign(H, 0.0);
+  r.d_captures.resize(std::size_t(d.captures.tensor_count));
+  for (int n = 0; n < d.captures.tensor_count; ++n)
+    if (d.capture_has_gradient(n)) r.d_captures[std::size_t(n)].assign(p.captures[std::size_t(n)].size(), 0.0);
+  r.d_scalars.assign(std::size_t(d.captures.scalar_count), 0.0);
   std::vector<double> weights(Lk), output(Dv);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
@@ -52,8 +56,14 @@ reference_gradients reference_attention_backward(const attention_problem& p, con
             value_gradient += do_at(b, i, h, x) * v_at(b, j, g, x);
           }
           double score_gradient = weights[j] * (value_gradient - delta);
-          if (d.has_score_mod())
-            score_gradient *= modifier_score_derivative(d.score_modifier, p, {row.scaled_dot[j], b, h, i, j});
+          if (d.has_score_mod()) {
+            const modifier_point at{row.scaled_dot[j], b, h, i, j};
+            for (const capture_read_derivative& read : modifier_capture_derivatives(d.score_modifier, p, at)) {
+              if (read.scalar) r.d_scalars[std::size_t(read.capture)] += score_gradient * read.derivative;
+              else r.d_captures[std::size_t(read.capture)][read.offset] += score_gradient * read.derivative;
+            }
+            score_gradient *= modifier_score_derivative(d.score_modifier, p, at);
+          }
           for (int x = 0; x < D; ++x) {
             r.dq[((std::size_t(b) * Lq + i) * H + h) * D + x] += scale * score_gradient * k_at(b, j, g, x);
             r.dk[((std::size_t(b) * Lk + j) * KVH + g) * D + x] += scale * score_gradient * q_at(b, i, h, x);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 
 namespace attngen::testing {
@@ -100,21 +101,23 @@ double evaluate(const modifier_graph& g, int index, const attention_problem& p, 
   throw std::logic_error("evaluate_modifier: unknown node kind");
 }
 
-// Forward-mode differentiation with respect to the score: each node's value and derivative.
+// Forward-mode differentiation with respect to the nodes `seed` picks (the score leaves, or one read
+// of a capture): each node's value and derivative.
 struct dual {
   double value = 0, derivative = 0;
 };
 
-dual differentiate(const modifier_graph& g, int index, const attention_problem& p, const modifier_point& at) {
+dual differentiate(const modifier_graph& g, int index, const std::function<bool(int)>& seed, const attention_problem& p,
+                   const modifier_point& at) {
   const expr_node& n = g.nodes[index];
+  if (seed(index)) return {evaluate(g, index, p, at), 1.0};
   if (n.kind != value_kind::floating) return {evaluate(g, index, p, at), 0.0};
   dual x[3];
-  for (int o = 0; o < n.operand_count; ++o) x[o] = differentiate(g, n.operands[o], p, at);
+  for (int o = 0; o < n.operand_count; ++o) x[o] = differentiate(g, n.operands[o], seed, p, at);
   const double a = x[0].value, da = x[0].derivative, b = x[1].value, db = x[1].derivative;
   const double value = evaluate(g, index, p, at);
   constexpr double pi = 3.14159265358979323846;
   switch (n.op) {
-    case expr_op::score: return {value, 1.0};
     case expr_op::add: return {value, da + db};
     case expr_op::sub: return {value, da - db};
     case expr_op::mul: return {value, da * b + a * db};
@@ -142,7 +145,7 @@ dual differentiate(const modifier_graph& g, int index, const attention_problem& 
     case expr_op::pow: return {value, b * std::pow(a, b - 1) * da + (db != 0 ? value * std::log(a) * db : 0.0)};
     case expr_op::atan2: return {value, (b * da - a * db) / (a * a + b * b)};
     case expr_op::select: return {value, x[0].value != 0 ? x[1].derivative : x[2].derivative};
-    default: return {value, 0.0};  // constants, captures, to_float, floor, ceil, round: no score inside
+    default: return {value, 0.0};  // leaves not seeded, to_float, floor, ceil, round
   }
 }
 
@@ -153,7 +156,34 @@ double evaluate_modifier(const modifier_graph& graph, const attention_problem& p
 }
 
 double modifier_score_derivative(const modifier_graph& graph, const attention_problem& p, const modifier_point& at) {
-  return differentiate(graph, graph.count - 1, p, at).derivative;
+  const auto is_score = [&](int node) { return graph.nodes[node].op == expr_op::score; };
+  return differentiate(graph, graph.count - 1, is_score, p, at).derivative;
+}
+
+std::vector<capture_read_derivative> modifier_capture_derivatives(const modifier_graph& graph,
+                                                                  const attention_problem& p,
+                                                                  const modifier_point& at) {
+  std::vector<capture_read_derivative> reads;
+  const capture_table& captures = p.desc.captures;
+  for (int r = 0; r < graph.count; ++r) {
+    const expr_node& n = graph.nodes[r];
+    const bool float_read = n.op == expr_op::tensor_read && n.kind == value_kind::floating;
+    if (!float_read && n.op != expr_op::scalar) continue;
+    const double derivative = differentiate(graph, graph.count - 1, [r](int node) { return node == r; }, p, at).derivative;
+    if (n.op == expr_op::scalar) {
+      reads.push_back({true, captures.scalar_index(n.name), 0, derivative});
+      continue;
+    }
+    const int t = captures.tensor_index(n.name);
+    const std::vector<int> shape = p.capture_shape(t);
+    std::size_t offset = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const int index = std::clamp(int(evaluate(graph, n.operands[d], p, at)), 0, shape[d] - 1);
+      offset = offset * std::size_t(shape[d]) + std::size_t(index);
+    }
+    reads.push_back({false, t, offset, derivative});
+  }
+  return reads;
 }
 
 }  // namespace attngen::testing

@@ -22,4 +22,17 @@ double evaluate_modifier(const modifier_graph& graph, const attention_problem& p
 /// through floor, ceil, round and every integer or boolean node.
 double modifier_score_derivative(const modifier_graph& graph, const attention_problem& p, const modifier_point& at);
 
+/// A float read of a captured tensor (or a captured scalar) in a modifier, at one point: which
+/// element it reads and the modifier's derivative with respect to the value read.
+struct capture_read_derivative {
+  bool scalar = false;
+  int capture = 0;          ///< the tensor's (scalar's) declaration index
+  std::size_t offset = 0;   ///< the element read, row-major in the tensor (clamped indices)
+  double derivative = 0.0;
+};
+
+/// Each float capture read of `graph` at `at`, with the derivative of the graph's value by it.
+std::vector<capture_read_derivative> modifier_capture_derivatives(const modifier_graph& graph,
+                                                                  const attention_problem& p, const modifier_point& at);
+
 }  // namespace attngen::testing

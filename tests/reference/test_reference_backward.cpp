@@ -47,6 +47,9 @@ void check_against_pytorch(const attention_desc& desc, const short_list<shape, 3
     CHECK(first_difference("dk", ours.dk, pytorch[n].dk) == "");
     CHECK(first_difference("dv", ours.dv, pytorch[n].dv) == "");
     CHECK(first_difference("d_sinks", ours.d_sinks, pytorch[n].d_sinks) == "");
+    for (std::size_t t = 0; t < ours.d_captures.size(); ++t)
+      CHECK(first_difference("d_captures", ours.d_captures[t], pytorch[n].d_captures[t]) == "");
+    CHECK(first_difference("d_scalars", ours.d_scalars, pytorch[n].d_scalars) == "");
   }
 }
 

@@ -172,6 +172,7 @@ inline constexpr auto bucket = tensor<capture_type::i32>("bucket", dim::batch, d
 inline constexpr auto bias_table = tensor<capture_type::f32>("bias_table", dim::heads, dim::fixed(9));
 inline constexpr auto bias_table_17 = tensor<capture_type::f32>("bias_table", dim::heads, dim::fixed(17));
 inline constexpr auto cap = scalar("cap");
+inline constexpr auto slopes = tensor<capture_type::f32>("slopes", dim::heads);
 }  // namespace configuration_parts
 
 namespace detail {
@@ -540,7 +541,8 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "GQA H4 KVH2 D64, score_mod reading a table through a per-key index tensor",
      .tags = "[modifiers]",
      .desc = gqa.capture(bias_table).capture(bucket).score_mod(score + bias_table(h, bucket(b, kv))),
-     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .backward = backward_shapes},
     {.name = "modifiers_and_every_input",
      .about = "GQA H4 KVH2 D64, document and causal mask_mod, run-time softcap, with mask (H, Lq, Lk), key "
               "padding and LSE",
@@ -640,6 +642,22 @@ inline constexpr operator_configuration operator_table[] = {
                  .return_lse()
                  .with_backward(),
      .aot = {{2, 33, 47}, {1, 1, 9}, {1, 40, 17}},
+     .backward = backward_shapes},
+    // FlexAttention's learnable bias: ALiBi with a learned slope per head, whose gradient the backward
+    // writes.
+    {.name = "learned_alibi_slopes",
+     .about = "GQA H4 KVH2 D32, causal top-left, score_mod score + slopes[h] x (kv - q)",
+     .tags = "[modifiers][backward]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(32)
+                 .causal(top_left)
+                 .capture(slopes)
+                 .score_mod(score + slopes(h) * to_float(kv - q))
+                 .return_lse()
+                 .with_backward(),
+     .aot = {{2, 33, 47}, {1, 5, 9}},
      .backward = backward_shapes},
     // A learned sink logit per head: its gradient is the backward's d_sinks.
     {.name = "sinks_causal",

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "attngen/arguments.hpp"
@@ -69,6 +70,15 @@ struct wrapper_kind {
   std::string backward_typed_parameters, backward_typed_body;
 };
 
+// A typed call's parameter for `argument`: its name, or for a captured tensor's gradient d_<name>.
+template <typename Slot>
+std::string parameter_name(const argument<Slot>& argument, const capture_table& captures) {
+  if constexpr (std::is_same_v<Slot, backward_slot>)
+    if (argument.slot == backward_slot::d_capture)
+      return "d_" + std::string(captures.tensors[argument.index].name.view());
+  return std::string(argument.name);
+}
+
 // A typed call on the tensors of `arguments` in their order: a parameter per tensor (inputs read,
 // outputs written), the captured scalars as floats; its body turns them into `args_of`'s arguments
 // and returns `callee(...)` on them.
@@ -86,7 +96,7 @@ std::pair<std::string, std::string> typed_call(const argument_list<Slot, N>& arg
       }
       continue;
     }
-    const std::string parameter(argument.name);
+    const std::string parameter = parameter_name(argument, captures);
     parameters += std::string(", attngen::") + (argument.is_output() ? "output_tensor " : "input_tensor ") + parameter;
     tensors += (tensors.empty() ? "" : ", ") + parameter + ".view";
   }

@@ -1,6 +1,8 @@
 #include "attngen/codegen/backward.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace attngen::codegen {
 
@@ -47,6 +49,65 @@ recomputed_weights define_weights(const backward_algorithm& a, const attention_d
   return w;
 }
 
+// The gradient of captured tensor `tensor` (or, with -1, of the scalars): each read in the score
+// modifier scatters dL/d(modified score) x d(modifier)/d(read) to the element it reads.
+capture_gradient define_capture_gradient(const backward_algorithm& a, const attention_desc& desc, int tensor,
+                                         const std::string& name) {
+  const attention_sources& src = a.forward.sources;
+  const modifier_graph& graph = desc.score_modifier;
+  const bool scalars = tensor < 0;
+  const int rank = scalars ? 1 : desc.captures.tensors[tensor].rank;
+  capture_gradient c{Func("d_" + name + "_partial"), Func("d_" + name), {}, {}};
+  std::vector<Var> at;
+  for (int x = 0; x < rank; ++x) at.push_back(Var("x" + std::to_string(x)));
+  const Var chunk("chunk");
+  std::vector<Expr> partial_at(at.begin(), at.end());
+  partial_at.push_back(chunk);
+  c.partial(partial_at) = 0.0f;
+  const int tile = a.tiles.query_tile;
+  const Expr queries = src.query_length, keys = src.key_length;
+  const Expr tiles_per_chunk = ((queries + tile - 1) / tile + capture_gradient::chunks - 1) / capture_gradient::chunks;
+  for (int node = 0; node < graph.count; ++node) {
+    const expr_node& read = graph.nodes[node];
+    const bool reads_it = scalars ? read.op == expr_op::scalar
+                                  : read.op == expr_op::tensor_read && read.name == desc.captures.tensors[tensor].name;
+    if (!reads_it) continue;
+    recomputed_weights w = define_weights(a, desc, name + "_" + std::to_string(node));
+    RDom scores(0, keys, 0, tile, 0, tiles_per_chunk, 0, desc.num_heads, 0, a.forward.q.dim(3).extent(),
+                "r" + name + "_" + std::to_string(node));
+    // Rows past Lq are skipped; clamped, their reads stay inside the tensors all the same.
+    const Expr row = (chunk + capture_gradient::chunks * scores[2]) * tile + scores[1];
+    scores.where(row < queries);
+    const Expr query = min(row, queries - 1), key = scores[0], head = scores[3], batch = scores[4];
+    const Expr weight = w.weight(key, query, head, batch);
+    const Expr modified_score_gradient =
+        select(weight == 0.0f, 0.0f, weight * (w.value_gradient(key, query, head, batch) - a.delta(query, head, batch)));
+    const modifier_leaves leaves{w.dot(key, query, head, batch), batch, head, query, key, queries, keys};
+    const Expr by_read = differentiate_modifier(graph, desc.captures, a.forward.captures, leaves, node);
+    // The element read: its indices (outermost first) clamped as the read clamps them, in Halide order.
+    std::vector<Expr> element;
+    if (scalars) {
+      element.push_back(desc.captures.scalar_index(read.name));
+    } else {
+      const ImageParam& param = a.forward.captures.tensors[std::size_t(tensor)];
+      for (int d = rank - 1; d >= 0; --d) {
+        const Expr index = lower_modifier_node(graph, desc.captures, a.forward.captures, leaves, read.operands[d]);
+        element.push_back(clamp(index, 0, param.dim(rank - 1 - d).extent() - 1));
+      }
+    }
+    element.push_back(chunk);
+    c.partial(element) += modified_score_gradient * by_read;
+    c.scores.push_back(scores);
+    c.weights.push_back(w);
+  }
+  const RDom chunks(0, capture_gradient::chunks, "r" + name + "_chunk");
+  std::vector<Expr> summed(at.begin(), at.end());
+  summed.push_back(chunks);
+  c.total(at) = 0.0f;
+  c.total(at) += c.partial(summed);
+  return c;
+}
+
 }  // namespace
 
 backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles) {
@@ -91,6 +152,19 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
     a.d_sinks(h) -= exp(src.sink(h) - a.lse(rows.x, h, rows.y)) * a.delta(rows.x, h, rows.y);
   }
 
+  a.d_captures.resize(std::size_t(desc.captures.tensor_count));
+  for (int t = 0; t < desc.captures.tensor_count; ++t)
+    if (desc.capture_has_gradient(t)) {
+      a.d_captures[std::size_t(t)] = define_capture_gradient(a, desc, t, std::string(desc.captures.tensors[t].name.view()));
+      const ImageParam& param = a.forward.captures.tensors[std::size_t(t)];
+      for (int d = 0; d < param.dimensions(); ++d)
+        a.d_captures[std::size_t(t)].total.output_buffer().dim(d).set_bounds(param.dim(d).min(), param.dim(d).extent());
+    }
+  if (desc.scalars_have_gradient()) {
+    a.d_scalars = define_capture_gradient(a, desc, -1, "scalars");
+    a.d_scalars.total.output_buffer().dim(0).set_bounds(0, desc.captures.scalar_count);
+  }
+
   const int heads = desc.num_heads, kv_heads = desc.effective_kv_heads();
   a.output.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, heads);
   a.d_output.dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, heads);
@@ -114,6 +188,9 @@ std::vector<Argument> backward_algorithm::arguments() const {
 std::vector<Func> backward_algorithm::outputs() const {
   std::vector<Func> funcs{dq, dk, dv};
   if (d_sinks.defined()) funcs.push_back(d_sinks);
+  for (const capture_gradient& c : d_captures)
+    if (c.total.defined()) funcs.push_back(c.total);
+  if (d_scalars.total.defined()) funcs.push_back(d_scalars.total);
   return funcs;
 }
 

@@ -8,26 +8,27 @@ using namespace Halide;
 
 namespace {
 
-// d(node)/d(score) for one graph: each node kind has its rule, applied to its operands' values (the
+// d(root)/d(seed) for one graph: each node kind has its rule, applied to its operands' values (the
 // forward lowering's) and their derivatives. Integer and boolean nodes carry no derivative; floor,
 // ceil, round and the remainder's quotient are steps, of derivative 0 almost everywhere.
 class modifier_differentiation {
  public:
+  // With `seed` a node's index, the derivative is by that node's value; with -1, by the score.
   modifier_differentiation(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
-                           const modifier_leaves& leaves)
-      : graph_(graph), captures_(captures), params_(params), leaves_(leaves) {}
+                           const modifier_leaves& leaves, int seed)
+      : graph_(graph), captures_(captures), params_(params), leaves_(leaves), seed_(seed) {}
 
   Expr derivative(int index) {
     const expr_node& node = graph_.nodes[index];
+    if (is_seed(index)) return Expr(1.0f);
     if (node.kind != value_kind::floating) return zero();
-    if (!depends_on_score(index)) return zero();
+    if (!depends_on_seed(index)) return zero();
     std::vector<Expr> x, dx;
     for (int o = 0; o < node.operand_count; ++o) {
       x.push_back(value(node.operands[o]));
       dx.push_back(derivative(node.operands[o]));
     }
     switch (node.op) {
-      case expr_op::score: return Expr(1.0f);
       case expr_op::add: return dx[0] + dx[1];
       case expr_op::sub: return dx[0] - dx[1];
       case expr_op::mul: return dx[0] * x[1] + x[0] * dx[1];
@@ -78,19 +79,21 @@ class modifier_differentiation {
 
   Expr value(int index) const { return lower_modifier_node(graph_, captures_, params_, leaves_, index); }
 
-  bool depends_on_score(int index) const {
+  bool is_seed(int index) const { return seed_ >= 0 ? index == seed_ : graph_.nodes[index].op == expr_op::score; }
+
+  bool depends_on_seed(int index) const {
+    if (is_seed(index)) return true;
     const expr_node& node = graph_.nodes[index];
-    if (node.op == expr_op::score) return true;
     for (int o = 0; o < node.operand_count; ++o)
-      if (depends_on_score(node.operands[o])) return true;
+      if (depends_on_seed(node.operands[o])) return true;
     return false;
   }
 
   // d(a^b) = b a^(b-1) da + a^b ln(a) db; the second term only where the exponent varies with the
-  // score (a constant exponent allows a negative base).
+  // seed (a constant exponent allows a negative base).
   Expr power(int index, const std::vector<Expr>& x, const std::vector<Expr>& dx) {
     Expr d = x[1] * pow(x[0], x[1] - 1.0f) * dx[0];
-    if (depends_on_score(graph_.nodes[index].operands[1])) d += value(index) * log(x[0]) * dx[1];
+    if (depends_on_seed(graph_.nodes[index].operands[1])) d += value(index) * log(x[0]) * dx[1];
     return d;
   }
 
@@ -98,13 +101,14 @@ class modifier_differentiation {
   const capture_table& captures_;
   const capture_params& params_;
   const modifier_leaves& leaves_;
+  int seed_;
 };
 
 }  // namespace
 
 Expr differentiate_modifier(const modifier_graph& graph, const capture_table& captures, const capture_params& params,
-                            const modifier_leaves& leaves) {
-  return modifier_differentiation(graph, captures, params, leaves).derivative(graph.count - 1);
+                            const modifier_leaves& leaves, int by_node) {
+  return modifier_differentiation(graph, captures, params, leaves, by_node).derivative(graph.count - 1);
 }
 
 }  // namespace attngen::codegen

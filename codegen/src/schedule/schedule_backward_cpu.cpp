@@ -88,6 +88,22 @@ void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
   // dQ: a task owns a tile of queries of one head and reduces over the keys.
   schedule_gradient(a.dq, a.dq_sum, a.d, a.i, a.h, a.b, a.keys.x, {}, t.query_tile, t.key_block, lanes, a.for_dq, a.j, a.i, false);
   if (a.d_sinks.defined()) a.d_sinks.compute_root();
+  // Captured gradients: chunks in parallel; each read's update recomputes a tile's weights, the
+  // keys staged per head.
+  std::vector<capture_gradient*> gradients{&a.d_scalars};
+  for (capture_gradient& c : a.d_captures) gradients.push_back(&c);
+  for (capture_gradient* c : gradients) {
+    if (!c->total.defined()) continue;
+    c->total.compute_root();
+    c->partial.compute_root();
+    for (std::size_t read = 0; read < c->scores.size(); ++read) {
+      c->partial.update(int(read)).parallel(c->partial.args().back());
+      const RDom& scores = c->scores[read];
+      // (Each read's reduction has names of its own, which locate its stage.)
+      schedule_weights(c->weights[read], LoopLevel(c->partial, scores[2]), LoopLevel(c->partial, scores[3]),
+                       a.j, a.i, lanes);
+    }
+  }
 }
 
 }  // namespace attngen::codegen

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <string_view>
 
 #include "attngen/attention.hpp"
@@ -30,7 +31,7 @@ enum class argument_slot : std::uint8_t {
 
 /// The members of attngen::attention_backward_args, one per slot of backward_argument_table.
 enum class backward_slot : std::uint8_t {
-  q, k, v, sinks, mask, key_padding, capture, scalars, output, lse, d_output, dq, dk, dv, d_sinks
+  q, k, v, sinks, mask, key_padding, capture, scalars, output, lse, d_output, dq, dk, dv, d_sinks, d_capture, d_scalars
 };
 
 /// Where a dimension's extent comes from.
@@ -308,7 +309,7 @@ constexpr bool reads_captures(const kernel_argument& a) {
 constexpr attention_argument_table kernel_arguments(const attention_desc& d) { return argument_table(d).taken(); }
 
 using backward_argument = argument<backward_slot>;
-inline constexpr int backward_slot_count = 14 + capture_table::max_tensors;
+inline constexpr int backward_slot_count = 16 + 2 * capture_table::max_tensors;
 using backward_argument_table_type = argument_list<backward_slot, backward_slot_count>;
 
 namespace detail {
@@ -375,6 +376,26 @@ constexpr backward_argument_table_type backward_argument_table(const attention_d
     gradient.name = name;
     t.push_back(gradient);
   }
+  // Float32 gradients of the captured tensors the score modifier reads, of their shapes, and of the
+  // captured scalars where it reads one (attention_backward_args::d_captures, d_scalars).
+  constexpr std::string_view capture_gradient_names[] = {"d_captures[0]", "d_captures[1]", "d_captures[2]",
+                                                         "d_captures[3]"};
+  static_assert(std::size(capture_gradient_names) == capture_table::max_tensors);
+  for (const kernel_argument& a : forward)
+    if (a.slot == argument_slot::capture) {
+      backward_argument gradient = detail::as_backward(a, backward_slot::d_capture, role::gradient);
+      gradient.name = capture_gradient_names[a.index];
+      gradient.type = dtype::f32;
+      gradient.taken = a.taken && d.capture_has_gradient(a.index);
+      gradient.feature = "captured float tensor read by the score modifier";
+      t.push_back(gradient);
+    }
+  backward_argument d_scalars = detail::as_backward(slot_of(argument_slot::scalars), backward_slot::d_scalars,
+                                                    role::gradient);
+  d_scalars.name = "d_scalars";
+  d_scalars.taken = d.scalars_have_gradient();
+  d_scalars.feature = "captured scalar read by the score modifier";
+  t.push_back(d_scalars);
   return t;
 }
 

@@ -216,6 +216,17 @@ struct attention_desc {
   constexpr bool has_sequence_lengths() const { return is_ragged() || has_kv_lengths(); }
   /// Keys and values are int8 with float32 scales.
   constexpr bool has_kv_scales() const { return effective_kv_element() == dtype::i8; }
+  /// Whether the backward pass writes a gradient of captured tensor n: a float32 tensor the score
+  /// modifier reads (what a mask modifier reads, and integer tensors, carry none).
+  constexpr bool capture_has_gradient(int n) const {
+    if (captures.tensors[n].type != capture_type::f32) return false;
+    for (int k = 0; k < score_modifier.count; ++k)
+      if (score_modifier.nodes[k].op == expr_op::tensor_read && score_modifier.nodes[k].name == captures.tensors[n].name)
+        return true;
+    return false;
+  }
+  /// Whether the backward pass writes the captured scalars' gradient: the score modifier reads one.
+  constexpr bool scalars_have_gradient() const { return detail::reads(score_modifier, expr_op::scalar); }
   constexpr bool has_score_mod() const { return !score_modifier.empty(); }
   constexpr bool has_mask_mod() const { return !mask_modifier.empty(); }
 

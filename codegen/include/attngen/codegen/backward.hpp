@@ -41,6 +41,20 @@ struct recomputed_weights {
   Halide::RDom dot_reduction, value_reduction;  ///< over head_dim and v_head_dim
 };
 
+/// The gradient of a captured float tensor or of the captured scalars: the scores are cut into a
+/// fixed number of chunks (query tiles dealt round-robin), each chunk scatters its contributions into
+/// a partial sum of its own in a fixed order, and the partial sums are added chunk by chunk: the same
+/// bits for any number of threads, and memory of chunks x the tensor, never Lq x Lk.
+struct capture_gradient {
+  static constexpr int chunks = 16;
+  Halide::Func partial;  ///< (x..., chunk), Halide order: the tensor's dims (the scalars' index), then the chunk
+  Halide::Func total;    ///< the gradient, of the tensor's shape (the scalars' count)
+  /// Per read of the tensor (or of a scalar) in the score modifier: the update that scatters it (its
+  /// reduction over keys, queries of a tile, tiles of the chunk, heads, batch) and its weights.
+  std::vector<Halide::RDom> scores;
+  std::vector<recomputed_weights> weights;
+};
+
 struct backward_algorithm {
   /// The forward's definition, whose inputs (q, k, v, masks, captures) and masking rule the backward
   /// reads; its own Funcs are not computed.
@@ -63,10 +77,14 @@ struct backward_algorithm {
   Halide::Func dk{"dk"};  ///< (d, g, j, b)
   Halide::Func dv{"dv"};  ///< (e, g, j, b)
   Halide::Func d_sinks{"d_sinks"};  ///< (h) float32; defined only with attention sinks
+  /// Per captured tensor, its gradient where it has one (attention_desc::capture_has_gradient); then
+  /// the scalars' (attention_desc::scalars_have_gradient).
+  std::vector<capture_gradient> d_captures;
+  capture_gradient d_scalars;
 
   /// Inputs in order: q, k, v, [sinks], [mask], [key_padding], captures, output, lse, d_output.
   std::vector<Halide::Argument> arguments() const;
-  /// Outputs in order: dq, dk, dv, [d_sinks].
+  /// Outputs in order: dq, dk, dv, [d_sinks], [each captured tensor's gradient], [d_scalars].
   std::vector<Halide::Func> outputs() const;
 };
 

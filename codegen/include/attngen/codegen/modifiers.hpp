@@ -42,11 +42,11 @@ Halide::Expr lower_modifier(const modifier_graph& graph, const capture_table& ca
 Halide::Expr lower_modifier_node(const modifier_graph& graph, const capture_table& captures,
                                  const capture_params& params, const modifier_leaves& leaves, int node);
 
-/// d(score modifier)/d(score) at `leaves`, from one derivative rule per node kind applied to the
-/// forward lowering's values (codegen/src/operator/modifier_derivative.cpp). Captured tensors,
-/// scalars and integer leaves are constants here.
+/// d(modifier)/d(score) at `leaves` (with `by_node` a node's index: by that node's value, a capture's
+/// read), from one derivative rule per node kind applied to the forward lowering's values
+/// (codegen/src/operator/modifier_derivative.cpp). Other leaves are constants here.
 Halide::Expr differentiate_modifier(const modifier_graph& graph, const capture_table& captures,
-                                    const capture_params& params, const modifier_leaves& leaves);
+                                    const capture_params& params, const modifier_leaves& leaves, int by_node = -1);
 
 /// `index` clamped into [0, length) for a gathered read, given `unproven_zero`: zero in every call, in
 /// a form Halide cannot prove zero (attention_sources::unproven_zero). Where keys or rows lie in

@@ -12,6 +12,10 @@
 ///   dk, dv       (B, Lk, KVH, D), (B, Lk, KVH, Dv)   written: of k and v, summed over each kv head's
 ///                                  query heads
 ///   d_sinks      (H) float32        written, with attention sinks: of the sinks' logits
+///   d_captures[n] float32, captured tensor n's shape: written where it is a float tensor the score
+///                modifier reads (a learnable bias table, slopes); the rest left empty
+///   d_scalars    (S) float32        written where the score modifier reads a captured scalar: one
+///                gradient per declared scalar (0 for those it does not read)
 /// Fully masked rows contribute no gradient; with Lq == 0 or Lk == 0 every gradient is 0. Host tensors
 /// only: the backward runs on the CPU. Each gradient is summed in a fixed order, so the bits do not
 /// depend on the number of threads.
@@ -34,6 +38,9 @@ struct attention_backward_args {
   tensor_view output, lse, d_output;
   tensor_view dq, dk, dv;
   tensor_view d_sinks;      ///< only with attention sinks
+  /// Float32, of each captured float tensor the score modifier reads, its shape; the rest empty.
+  tensor_view d_captures[capture_table::max_tensors];
+  tensor_view d_scalars;    ///< (S) float32, where the score modifier reads a captured scalar
 };
 
 /// Checks `args` against `desc` (which must have .with_backward()) and the shape contract above; the
