@@ -9,6 +9,7 @@
 #include "attngen/runtime/detail/c_bridge.hpp"
 #include "attngen/runtime/detail/dense_layout.hpp"
 #include "attention_views.hpp"
+#include "backward_views.hpp"
 #include "caught_exception.hpp"
 #include "module_views.hpp"
 
@@ -116,6 +117,17 @@ std::int32_t run_from_c(const attention_desc& desc, const attngen_attention_args
     if (status s = convert_tensors(argument_table(desc), *args, converted); !s) return s;
     std::copy(std::begin(args->scalars), std::end(args->scalars), converted.scalars);
     if (status s = convert(args->gpu, converted.gpu); !s) return s;
+    return run(converted);
+  });
+}
+
+std::int32_t run_from_c(const attention_desc& desc, const attngen_attention_backward_args* args, attngen_error* error,
+                        backward_run run) noexcept {
+  return guarded(error, "converting the C arguments of a backward call", [&]() -> status {
+    if (args == nullptr) return status(error_code::null_pointer, "args: null pointer");
+    attention_backward_args converted;
+    if (status s = convert_tensors(backward_argument_table(desc), *args, converted); !s) return s;
+    std::copy(std::begin(args->scalars), std::end(args->scalars), converted.scalars);
     return run(converted);
   });
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "aot_all_options.h"
+#include "aot_learned_alibi_slopes.h"
 #include "aot_module_encoder.h"
 
 attngen_attention_args all_options_args(float* q, float* k, float* v, float* mask, uint8_t* key_padding,
@@ -56,4 +57,27 @@ int32_t run_module_encoder(const float* in_proj_weight, const float* in_proj_bia
   args.output = attngen_dense_tensor(output, ATTNGEN_F32, 3, query_shape);
   args.attn_weights = attngen_dense_tensor(attn_weights, ATTNGEN_F32, 3, weights_shape);
   return aot_module_encoder_run(&args, error);
+}
+
+int32_t run_learned_slopes_backward(float* q, float* k, float* v, float* slopes, float* output, float* lse,
+                                    float* d_output, float* dq, float* dk, float* dv, float* d_slopes, int64_t batch,
+                                    int64_t query_length, int64_t key_length, attngen_error* error) {
+  const int64_t q_shape[] = {batch, query_length, 4, 32};
+  const int64_t k_shape[] = {batch, key_length, 2, 32};
+  const int64_t lse_shape[] = {batch, 4, query_length};
+  const int64_t slopes_shape[] = {4};
+  attngen_attention_backward_args args;
+  memset(&args, 0, sizeof args);
+  args.q = attngen_dense_tensor(q, ATTNGEN_F32, 4, q_shape);
+  args.k = attngen_dense_tensor(k, ATTNGEN_F32, 4, k_shape);
+  args.v = attngen_dense_tensor(v, ATTNGEN_F32, 4, k_shape);
+  args.captures[0] = attngen_dense_tensor(slopes, ATTNGEN_F32, 1, slopes_shape);
+  args.output = attngen_dense_tensor(output, ATTNGEN_F32, 4, q_shape);
+  args.lse = attngen_dense_tensor(lse, ATTNGEN_F32, 3, lse_shape);
+  args.d_output = attngen_dense_tensor(d_output, ATTNGEN_F32, 4, q_shape);
+  args.dq = attngen_dense_tensor(dq, ATTNGEN_F32, 4, q_shape);
+  args.dk = attngen_dense_tensor(dk, ATTNGEN_F32, 4, k_shape);
+  args.dv = attngen_dense_tensor(dv, ATTNGEN_F32, 4, k_shape);
+  args.d_captures[0] = attngen_dense_tensor(d_slopes, ATTNGEN_F32, 1, slopes_shape);
+  return aot_learned_alibi_slopes_backward(&args, error);
 }

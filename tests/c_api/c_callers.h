@@ -26,6 +26,12 @@ int32_t run_module_encoder(const float* in_proj_weight, const float* in_proj_bia
                            float* attn_weights, int64_t batch, int64_t query_length, int64_t key_length,
                            attngen_error* error);
 
+/* aot_learned_alibi_slopes_backward (4 heads, 2 kv heads, head_dim 32, slopes (4) and their
+ * gradient) on dense views of its tensors. */
+int32_t run_learned_slopes_backward(float* q, float* k, float* v, float* slopes, float* output, float* lse,
+                                    float* d_output, float* dq, float* dk, float* dv, float* d_slopes, int64_t batch,
+                                    int64_t query_length, int64_t key_length, attngen_error* error);
+
 #ifdef __cplusplus
 }
 #endif

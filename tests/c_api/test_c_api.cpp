@@ -1,11 +1,15 @@
 // The C API (attngen/c_api.h and the generated <name>.h), called from C code (c_callers.c): the
 // same results, validation and messages as the C++ API, and no crash on what C callers can get wrong.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <string>
 
 #include "aot_all_options.h"
 #include "aot_all_options.hpp"
+#include "aot_learned_alibi_slopes.h"
+#include "aot_learned_alibi_slopes.hpp"
 #include "aot_module_encoder.h"
 #include "aot_module_encoder.hpp"
 #include "c_api/c_callers.h"
@@ -208,4 +212,39 @@ TEST_CASE("C API: error codes have the C++ enumerators' names", "[c_api]") {
   CHECK(std::string(attngen_error_code_name(ATTNGEN_READ_ONLY_OUTPUT)) == "read_only_output");
   CHECK(std::string(attngen_error_code_name(13)) == "unknown");
   CHECK(std::string(attngen_error_code_name(-1)) == "unknown");
+}
+
+TEST_CASE("C API: a backward pass called from C writes the C++ call's gradients, a learned tensor's included",
+          "[c_api][backward]") {
+  const attention_desc& desc = aot_learned_alibi_slopes::description;
+  const int B = 2, Lq = 17, Lk = 23;
+  const auto problem = make_random_problem(desc, B, Lq, Lk, 12);
+  aot_call forward(problem);
+  REQUIRE(aot_learned_alibi_slopes::run(forward.args()).ok());
+  attention_args a = forward.args();
+  std::vector<float> d_output = make_random_output_gradient(problem, 13);
+  std::vector<float> dq(problem.q.size()), dk(problem.k.size()), dv(problem.v.size()), d_slopes(4);
+  std::vector<float> cpp_dq(dq.size()), cpp_dk(dk.size()), cpp_dv(dv.size()), cpp_d_slopes(4);
+  attngen_error error;
+  REQUIRE(run_learned_slopes_backward(floats(a.q), floats(a.k), floats(a.v), floats(a.captures[0]), floats(a.output),
+                                      floats(a.lse), d_output.data(), dq.data(), dk.data(), dv.data(), d_slopes.data(),
+                                      B, Lq, Lk, &error) == ATTNGEN_OK);
+  REQUIRE(aot_learned_alibi_slopes::backward(
+              a.q, a.k, a.v, a.captures[0], a.output, a.lse, make_tensor(d_output.data(), {B, Lq, 4, 32}),
+              make_tensor(cpp_dq.data(), {B, Lq, 4, 32}), make_tensor(cpp_dk.data(), {B, Lk, 2, 32}),
+              make_tensor(cpp_dv.data(), {B, Lk, 2, 32}), make_tensor(cpp_d_slopes.data(), {4}))
+              .ok());
+  CHECK(dq == cpp_dq);
+  CHECK(dk == cpp_dk);
+  CHECK(dv == cpp_dv);
+  CHECK(d_slopes == cpp_d_slopes);
+  CHECK(std::any_of(d_slopes.begin(), d_slopes.end(), [](float x) { return x != 0.0f; }));
+}
+
+TEST_CASE("C API: a backward call from C without arguments gets a null-pointer error, not a crash",
+          "[c_api][backward]") {
+  attngen_error error;
+  CHECK(aot_learned_alibi_slopes_backward(nullptr, &error) == ATTNGEN_NULL_POINTER);
+  CHECK(error.code == ATTNGEN_NULL_POINTER);
+  CHECK(std::string(error.message) == "args: null pointer");
 }

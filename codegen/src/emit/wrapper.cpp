@@ -137,6 +137,10 @@ std::string emit_c_header(const wrapper_kind& kind, const std::string& prefix, c
     << "/* Validates `args` against the description, then runs the kernel. Returns ATTNGEN_OK or the error\n"
     << " * code, also written with its message to `error` unless NULL. On error nothing is written. */\n"
     << "int32_t " << prefix << "_run(const " << kind.c_args_type << "* args, attngen_error* error);\n\n";
+  if (!kind.backward.part.empty())
+    h << "/* The backward pass (see attngen/runtime/attention_backward_call.hpp): validates `args`, then writes\n"
+      << " * the gradients. Host tensors. Returns as _run does; on error nothing is written. */\n"
+      << "int32_t " << prefix << "_backward(const attngen_attention_backward_args* args, attngen_error* error);\n\n";
   if (kind.module)
     h << "/* Views of the weights in a PyTorch state_dict of this module (see\n"
       << " * attngen::weights_from_state_dict in attngen/runtime/module_call.hpp); `weights` is written only\n"
@@ -285,6 +289,11 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << "int32_t " << prefix << "_run(const " << kind.c_args_type << "* args, attngen_error* error) {\n"
     << "  return attngen::detail::run_from_c(" << qualified << "::description, args, error, &" << qualified
     << "::run);\n}\n\n";
+  if (!kind.backward.part.empty())
+    c << "int32_t " << prefix << "_backward(const attngen_attention_backward_args* args, attngen_error* error) {\n"
+      << "  return attngen::detail::run_from_c(" << qualified << "::description, args, error,\n"
+      << "                                     static_cast<attngen::status (*)(const attngen::attention_backward_args&)>(&"
+      << qualified << "::backward));\n}\n\n";
   if (kind.module)
     c << "int32_t " << prefix << "_weights_from_state_dict(const attngen_state_dict_tensor* tensors, size_t count,\n"
       << "                                attngen_mha_weights* weights, attngen_error* error) {\n"

@@ -6,6 +6,8 @@
  * contract in its comment:
  *
  *     int32_t <name>_run(const attngen_attention_args* args, attngen_error* error);  (operators)
+ *     int32_t <name>_backward(const attngen_attention_backward_args* args, attngen_error* error);
+ *                                                            (operators with .with_backward())
  *     int32_t <name>_run(const attngen_mha_args* args, attngen_error* error);        (modules)
  *     int32_t <name>_weights_from_state_dict(const attngen_state_dict_tensor* tensors, size_t count,
  *                                            attngen_mha_weights* weights, attngen_error* error);
@@ -116,6 +118,22 @@ typedef struct attngen_attention_args {
   attngen_tensor kv_lengths;        /* only with per-sequence kv lengths: (B) int32, host memory */
   attngen_tensor sinks;             /* only with attention sinks: (H) float32 */
 } attngen_attention_args;
+
+/* A backward call: attngen::attention_backward_args; shape contract in
+ * attngen/runtime/attention_backward_call.hpp. Host tensors only. */
+typedef struct attngen_attention_backward_args {
+  attngen_tensor q, k, v;
+  attngen_tensor sinks;       /* only with attention sinks */
+  attngen_tensor mask;        /* only if the description has an additive mask */
+  attngen_tensor key_padding; /* only if the description has a key-padding mask */
+  attngen_tensor captures[ATTNGEN_MAX_CAPTURED_TENSORS]; /* in declaration order */
+  float scalars[ATTNGEN_MAX_CAPTURED_SCALARS];            /* in declaration order */
+  attngen_tensor output, lse, d_output;                  /* the forward's results, the output's gradient */
+  attngen_tensor dq, dk, dv;                             /* written */
+  attngen_tensor d_sinks;                                /* written, with attention sinks */
+  attngen_tensor d_captures[ATTNGEN_MAX_CAPTURED_TENSORS]; /* written: float tensors the score modifier reads */
+  attngen_tensor d_scalars;                              /* written where the score modifier reads a scalar */
+} attngen_attention_backward_args;
 
 /* A module's weights: attngen::mha_weights (attngen/runtime/module_call.hpp). */
 typedef struct attngen_mha_weights {
