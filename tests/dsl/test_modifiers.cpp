@@ -191,3 +191,17 @@ TEST_CASE("text form refuses a float in a bit operation and a boolean in float m
   CHECK(parse_description("heads = 4\nhead_dim = 32\nscore_mod = pow(score)\n").error ==
         "line 3, column 23: score_mod: pow takes 2 operands");
 }
+
+TEST_CASE("with a backward pass a capture named like a gradient (dq, dk, dv, d_...) is refused",
+          "[dsl][modifiers][backward]") {
+  constexpr auto table_capture = tensor<capture_type::f32>("table", dim::heads);
+  constexpr auto d_table_capture = tensor<capture_type::i32>("d_table", dim::heads);
+  constexpr auto desc = base.capture(table_capture).capture(d_table_capture).score_mod(score + table_capture(h)).return_lse();
+  CHECK(first_problem(desc).empty());
+  constexpr std::string_view message =
+      "with .with_backward(), a captured tensor or scalar cannot be named dq, dk, dv or d_...: the backward's typed "
+      "call names the gradients so (d_output, d_<capture>, d_scalars)";
+  CHECK(first_problem(desc.with_backward()) == message);
+  CHECK(first_problem(base.capture(scalar("dk")).return_lse().with_backward()) == message);
+  CHECK(first_problem(base.capture(scalar("dk")).return_lse()).empty());
+}

@@ -561,6 +561,19 @@ constexpr bool capture_names_valid(const capture_table& c) {
   return true;
 }
 
+/// Whether no captured tensor or scalar is named like a backward pass's gradient: d_... (d_output,
+/// d_<capture>, d_scalars), dq, dk or dv.
+constexpr bool capture_names_apart_from_gradients(const capture_table& c) {
+  auto gradient_like = [](std::string_view name) {
+    return name.substr(0, 2) == "d_" || name == "dq" || name == "dk" || name == "dv";
+  };
+  for (int n = 0; n < c.tensor_count; ++n)
+    if (gradient_like(c.tensors[n].name.view())) return false;
+  for (int n = 0; n < c.scalar_count; ++n)
+    if (gradient_like(c.scalars[n].view())) return false;
+  return true;
+}
+
 /// Whether a captured tensor has a query_length extent.
 constexpr bool captures_span_queries(const capture_table& c) {
   for (int n = 0; n < c.tensor_count; ++n)

@@ -69,6 +69,9 @@ constexpr bool capture_names_free(const capture_table& c) {
        "a captured tensor or scalar cannot be named q, k, v, mask, key_padding, output, lse, q_offsets, "     \
        "k_scale, v_scale, page_table, kv_lengths, sinks, gpu, tensors, scalars, description or a C++ keyword: " \
        "the generated typed call has parameters of those names")                                              \
+  RULE(capture_names_apart_from_gradients, !d.backward || detail::capture_names_apart_from_gradients(d.captures), \
+       "with .with_backward(), a captured tensor or scalar cannot be named dq, dk, dv or d_...: the backward's " \
+       "typed call names the gradients so (d_output, d_<capture>, d_scalars)")                                  \
   RULE(capture_extents_valid, detail::capture_extents_valid(d.captures),                                 \
        "a captured tensor's fixed extent must be at least 1")                                            \
   RULE(modifier_integers_exact,                                                                          \
