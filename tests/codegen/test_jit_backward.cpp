@@ -5,8 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,19 +14,13 @@
 #include "codegen/jit_inputs.hpp"
 #include "reference/reference_attention.hpp"
 #include "reference/reference_backward.hpp"
+#include "support/compare.hpp"
 #include "support/configuration_tests.hpp"
-#include "support/tolerance.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
 
 namespace {
-
-struct jit_gradients {
-  std::vector<float> dq, dk, dv, d_sinks;
-  std::vector<std::vector<float>> d_captures;  ///< per captured tensor; empty where it has no gradient
-  std::vector<float> d_scalars;
-};
 
 class jit_backward_kernel {
  public:
@@ -40,7 +32,7 @@ class jit_backward_kernel {
     pipeline_.compile_jit(target);
   }
 
-  jit_gradients run(const attention_problem& p, const reference_result& forward, const std::vector<float>& d_output) {
+  kernel_gradients run(const attention_problem& p, const reference_result& forward, const std::vector<float>& d_output) {
     auto& a = algorithm_;
     const attention_desc& d = p.desc;
     const dtype element = d.element_type;
@@ -71,7 +63,7 @@ class jit_backward_kernel {
       }
     if (d.scalars_have_gradient()) gradients.push_back(Halide::Buffer<>(Halide::Float(32), {d.captures.scalar_count}));
     pipeline_.realize(Halide::Realization(gradients));
-    jit_gradients g{as_floats(gradients[0]), as_floats(gradients[1]), as_floats(gradients[2]), {}, {}, {}};
+    kernel_gradients g{as_floats(gradients[0]), as_floats(gradients[1]), as_floats(gradients[2]), {}, {}, {}};
     std::size_t next = 3;
     if (d.has_sinks) g.d_sinks = as_floats(gradients[next++]);
     g.d_captures.resize(std::size_t(d.captures.tensor_count));
@@ -99,21 +91,6 @@ class jit_backward_kernel {
   Halide::Pipeline pipeline_;
 };
 
-// Where `got` is furthest from `expected`, if beyond tolerance x max(1, max |expected|).
-std::string first_failure(const char* name, const std::vector<double>& expected, const std::vector<float>& got,
-                          double tolerance) {
-  double largest = 1.0;
-  for (double x : expected) largest = std::max(largest, std::abs(x));
-  for (std::size_t n = 0; n < expected.size(); ++n)
-    if (!(std::abs(expected[n] - double(got[n])) <= tolerance * largest)) {
-      std::ostringstream s;
-      s << name << "[" << n << "] expected " << expected[n] << ", got " << got[n] << " (tolerance "
-        << tolerance * largest << ")";
-      return s.str();
-    }
-  return {};
-}
-
 // A forward result as a kernel writes it: the output rounded to the element type, the lse to float32.
 reference_result as_written(const attention_problem& p, reference_result r) {
   for (double& x : r.output) x = round_to(p.desc.element_type, float(x));
@@ -129,26 +106,9 @@ void check_backward(const attention_desc& desc, const short_list<shape, 3>& shap
     const reference_result forward = as_written(p, reference_attention(p));
     const std::vector<float> d_output = make_random_output_gradient(p, seed);
     const reference_gradients expected = reference_attention_backward(p, d_output);
-    const jit_gradients got = kernel.run(p, forward, d_output);
-    const int D = desc.qk_head_dim, Dv = desc.effective_v_head_dim(), Lk = p.key_length;
-    const dtype t = desc.element_type;
+    const kernel_gradients got = kernel.run(p, forward, d_output);
     INFO(p.name());
-    const int group_rows = p.query_length * desc.group_size();
-    CHECK(first_failure("dq", expected.dq, got.dq, gradient_tolerance(t, D, Dv, Lk, Lk)) == "");
-    CHECK(first_failure("dk", expected.dk, got.dk, gradient_tolerance(t, D, Dv, Lk, group_rows)) == "");
-    CHECK(first_failure("dv", expected.dv, got.dv, gradient_tolerance(t, D, Dv, Lk, group_rows)) == "");
-    if (desc.has_sinks)
-      CHECK(first_failure("d_sinks", expected.d_sinks, got.d_sinks,
-                          gradient_tolerance(dtype::f32, D, Dv, Lk, p.query_length * p.batch)) == "");
-    // A captured element may be read by every score.
-    const int scores = p.batch * desc.num_heads * p.query_length * Lk;
-    for (int c = 0; c < desc.captures.tensor_count; ++c)
-      if (desc.capture_has_gradient(c))
-        CHECK(first_failure("d_captures", expected.d_captures[std::size_t(c)], got.d_captures[std::size_t(c)],
-                            gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) == "");
-    if (desc.scalars_have_gradient())
-      CHECK(first_failure("d_scalars", expected.d_scalars, got.d_scalars, gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) ==
-            "");
+    for (const std::string& failure : gradient_failures(p, expected, got)) CHECK(failure == "");
   }
 }
 

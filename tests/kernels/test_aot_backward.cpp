@@ -5,8 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,10 +12,10 @@
 #include "compiled_kernels.hpp"
 #include "kernels/aot_call.hpp"
 #include "reference/reference_backward.hpp"
+#include "support/compare.hpp"
 #include "support/configuration_tests.hpp"
 #include "support/dense_view.hpp"
 #include "support/element_codec.hpp"
-#include "support/tolerance.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
@@ -84,7 +82,7 @@ class aot_backward_call {
   std::vector<float> dk() const { return decode(p_.desc.element_type, dk_.data(), p_.k.size()); }
   std::vector<float> dv() const { return decode(p_.desc.element_type, dv_.data(), p_.v.size()); }
   const std::vector<float>& d_sinks() const { return d_sinks_; }
-  const std::vector<std::vector<float>>& d_captures() const { return d_captures_; }
+  kernel_gradients gradients() const { return {dq(), dk(), dv(), d_sinks_, d_captures_, d_scalars_}; }
   const std::vector<float>& d_scalars() const { return d_scalars_; }
 
  private:
@@ -94,20 +92,6 @@ class aot_backward_call {
   std::vector<float> d_sinks_, d_scalars_;
   std::vector<std::vector<float>> d_captures_;
 };
-
-// Where `got` is beyond tolerance x max(1, max |expected|) of `expected`.
-std::string first_failure(const char* name, const std::vector<double>& expected, const std::vector<float>& got,
-                          double tolerance) {
-  double largest = 1.0;
-  for (double x : expected) largest = std::max(largest, std::abs(x));
-  for (std::size_t n = 0; n < expected.size(); ++n)
-    if (!(std::abs(expected[n] - double(got[n])) <= tolerance * largest)) {
-      std::ostringstream s;
-      s << name << "[" << n << "] expected " << expected[n] << ", got " << got[n];
-      return s.str();
-    }
-  return {};
-}
 
 void check_aot_backward(const compiled_kernel& kernel, const attention_desc& desc, const shape& s) {
   const attention_problem p = make_random_problem(desc, s.batch, s.query_length, s.key_length, 99);
@@ -119,23 +103,7 @@ void check_aot_backward(const compiled_kernel& kernel, const attention_desc& des
   INFO(p.name() << ": " << result.message());
   REQUIRE(result.ok());
   const reference_gradients expected = reference_attention_backward(p, d_output);
-  const int D = desc.qk_head_dim, Dv = desc.effective_v_head_dim(), Lk = p.key_length;
-  const int group_rows = p.query_length * desc.group_size();
-  const dtype t = desc.element_type;
-  CHECK(first_failure("dq", expected.dq, backward.dq(), gradient_tolerance(t, D, Dv, Lk, Lk)) == "");
-  CHECK(first_failure("dk", expected.dk, backward.dk(), gradient_tolerance(t, D, Dv, Lk, group_rows)) == "");
-  CHECK(first_failure("dv", expected.dv, backward.dv(), gradient_tolerance(t, D, Dv, Lk, group_rows)) == "");
-  if (desc.has_sinks)
-    CHECK(first_failure("d_sinks", expected.d_sinks, backward.d_sinks(),
-                        gradient_tolerance(dtype::f32, D, Dv, Lk, p.query_length * p.batch)) == "");
-  const int scores = p.batch * desc.num_heads * p.query_length * Lk;
-  for (int c = 0; c < desc.captures.tensor_count; ++c)
-    if (desc.capture_has_gradient(c))
-      CHECK(first_failure("d_captures", expected.d_captures[std::size_t(c)], backward.d_captures()[std::size_t(c)],
-                          gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) == "");
-  if (desc.scalars_have_gradient())
-    CHECK(first_failure("d_scalars", expected.d_scalars, backward.d_scalars(),
-                        gradient_tolerance(dtype::f32, D, Dv, Lk, scores)) == "");
+  for (const std::string& failure : gradient_failures(p, expected, backward.gradients())) CHECK(failure == "");
 }
 
 const compiled_kernel& backward_kernel() {
@@ -163,11 +131,7 @@ const bool registered = [] {
 
 TEST_CASE("AOT backward refuses a dk of the wrong shape, naming it, and writes nothing", "[aot][backward]") {
   const compiled_kernel& kernel = backward_kernel();
-  const attention_desc desc = *[&] {
-    for (const operator_configuration& c : operator_configurations)
-      if (c.name == kernel.configuration) return &c.desc;
-    return static_cast<const attention_desc*>(nullptr);
-  }();
+  const attention_desc& desc = operator_configuration_named(kernel.configuration)->desc;
   const attention_problem p = make_random_problem(desc, 1, 5, 9, 3);
   aot_call forward(p);
   REQUIRE(kernel.run_operator(forward.args()).ok());
@@ -184,11 +148,7 @@ TEST_CASE("AOT backward refuses a dk of the wrong shape, naming it, and writes n
 
 TEST_CASE("AOT backward with no queries writes zero key and value gradients", "[aot][backward]") {
   const compiled_kernel& kernel = backward_kernel();
-  const attention_desc desc = *[&] {
-    for (const operator_configuration& c : operator_configurations)
-      if (c.name == kernel.configuration) return &c.desc;
-    return static_cast<const attention_desc*>(nullptr);
-  }();
+  const attention_desc& desc = operator_configuration_named(kernel.configuration)->desc;
   const attention_problem p = make_random_problem(desc, 2, 0, 9, 3);
   aot_call forward(p);
   aot_backward_call backward(p, forward, make_random_output_gradient(p, 4));

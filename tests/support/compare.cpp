@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
 
 #include "support/tolerance.hpp"
 
@@ -95,6 +96,53 @@ comparison compare_sequences_with_unquantised(const sequence_batch& batch) {
     }
   }
   return all;
+}
+
+namespace {
+
+// Where `got` is first beyond tolerance x max(1, max |expected|) of `expected`; empty if nowhere.
+std::string first_gradient_failure(const char* name, const std::vector<double>& expected, const std::vector<float>& got,
+                                   double tolerance) {
+  double largest = 1.0;
+  for (double x : expected) largest = std::max(largest, std::abs(x));
+  if (got.size() != expected.size()) return std::string(name) + ": " + std::to_string(got.size()) + " values, expected " +
+                                            std::to_string(expected.size());
+  for (std::size_t n = 0; n < expected.size(); ++n)
+    if (!(std::abs(expected[n] - double(got[n])) <= tolerance * largest)) {
+      std::ostringstream s;
+      s << name << "[" << n << "] expected " << expected[n] << ", got " << got[n] << " (tolerance "
+        << tolerance * largest << ")";
+      return s.str();
+    }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> gradient_failures(const attention_problem& p, const reference_gradients& expected,
+                                           const kernel_gradients& got) {
+  const attention_desc& d = p.desc;
+  const int D = d.qk_head_dim, Dv = d.effective_v_head_dim(), Lk = p.key_length;
+  const int group_rows = p.query_length * d.group_size();
+  // A captured element may be read by every score.
+  const int scores = p.batch * d.num_heads * p.query_length * Lk;
+  const dtype t = d.element_type;
+  std::vector<std::string> failures{
+      first_gradient_failure("dq", expected.dq, got.dq, gradient_tolerance(t, D, Dv, Lk, Lk)),
+      first_gradient_failure("dk", expected.dk, got.dk, gradient_tolerance(t, D, Dv, Lk, group_rows)),
+      first_gradient_failure("dv", expected.dv, got.dv, gradient_tolerance(t, D, Dv, Lk, group_rows))};
+  if (d.has_sinks)
+    failures.push_back(first_gradient_failure("d_sinks", expected.d_sinks, got.d_sinks,
+                                              gradient_tolerance(dtype::f32, D, Dv, Lk, p.query_length * p.batch)));
+  for (int c = 0; c < d.captures.tensor_count; ++c)
+    if (d.capture_has_gradient(c))
+      failures.push_back(first_gradient_failure("d_captures", expected.d_captures[std::size_t(c)],
+                                                got.d_captures[std::size_t(c)],
+                                                gradient_tolerance(dtype::f32, D, Dv, Lk, scores)));
+  if (d.scalars_have_gradient())
+    failures.push_back(first_gradient_failure("d_scalars", expected.d_scalars, got.d_scalars,
+                                              gradient_tolerance(dtype::f32, D, Dv, Lk, scores)));
+  return failures;
 }
 
 }  // namespace attngen::testing

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "reference/reference_attention.hpp"
+#include "reference/reference_backward.hpp"
 #include "support/problem.hpp"
 #include "support/sequence_batch.hpp"
 
@@ -29,5 +30,19 @@ comparison compare_sequences_with_reference(const sequence_batch& batch);
 /// With int8 keys and values: each sequence's output against the reference on the values before
 /// quantisation, within int8_quantisation_bound (support/tolerance.hpp).
 comparison compare_sequences_with_unquantised(const sequence_batch& batch);
+
+/// A backward kernel's gradients as floats: dq, dk, dv, [d_sinks], per captured tensor (empty where
+/// it has no gradient), [d_scalars].
+struct kernel_gradients {
+  std::vector<float> dq, dk, dv, d_sinks;
+  std::vector<std::vector<float>> d_captures;
+  std::vector<float> d_scalars;
+};
+
+/// Each gradient the description has against the float64 reference's, within gradient_tolerance
+/// (support/tolerance.hpp) of its reduction: one entry per gradient compared, empty where it agrees,
+/// else where and how it differs first.
+std::vector<std::string> gradient_failures(const attention_problem& p, const reference_gradients& expected,
+                                           const kernel_gradients& got);
 
 }  // namespace attngen::testing

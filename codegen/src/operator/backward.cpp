@@ -111,7 +111,7 @@ capture_gradient define_capture_gradient(const backward_algorithm& a, const atte
 }  // namespace
 
 backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles) {
-  if (desc.is_ragged() || desc.has_sequence_lengths() || desc.is_paged() || desc.has_kv_scales())
+  if (desc.has_sequence_lengths() || desc.has_kv_scales())  // the rule backward_dense, for any description
     throw std::invalid_argument("attention backward: queries, keys and values must be dense tensors");
   backward_algorithm a{define_attention(desc, blocking{}), tiles};
   const attention_sources& src = a.forward.sources;
