@@ -104,6 +104,7 @@ const std::vector<bench_case>& all_cases() {
         bench_case one{.name = std::string(b.case_name),
                        .desc = c.desc,
                        .run = kernel_of(c.name).run_operator,
+                       .run_backward = kernel_of(c.name).run_backward,
                        .batch = b.sizes.batch,
                        .query_length = b.sizes.query_length,
                        .key_length = b.sizes.key_length,

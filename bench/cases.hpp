@@ -11,6 +11,7 @@
 namespace attngen::bench {
 
 using kernel_entry = status (*)(const attention_args&);
+using backward_entry = status (*)(const attention_backward_args&);
 
 /// One sequence of a batch: its query and key counts.
 struct sequence_size {
@@ -21,6 +22,7 @@ struct bench_case {
   std::string name;
   attention_desc desc;     ///< the generated kernel's description
   kernel_entry run;        ///< the generated kernel
+  backward_entry run_backward = nullptr;  ///< its backward pass, where the description has one
   int batch, query_length, key_length;  ///< with sequences of their own lengths: the largest
   /// K/V caches cycled between timed calls so they come from DRAM (decode): 1 = no rotation.
   int rotated_caches = 1;
@@ -41,6 +43,8 @@ struct bench_case {
   kernel_entry compared_run = nullptr;
 
   bool causal() const { return desc.is_causal(); }
+  /// A training case: the forward and the backward are timed (train_cases.hpp).
+  bool trains() const { return desc.backward; }
   /// Sequences differ in length: a KV cache or ragged queries (cache_cases.hpp times these).
   bool has_sequence_lengths() const { return desc.has_sequence_lengths(); }
   /// Every sequence's query and key counts: batch × (Lq, Lk) unless they differ.

@@ -27,6 +27,7 @@
 #include "peer_onednn.hpp"
 #include "random_data.hpp"
 #include "timing.hpp"
+#include "train_cases.hpp"
 
 #ifndef ATTNGEN_BENCH_PEER_DIR
 #error "ATTNGEN_BENCH_PEER_DIR must name the directory of the PyTorch peer scripts"
@@ -260,8 +261,9 @@ int run_on_gpu(const options& o, const std::vector<const bench_case*>& selected,
               "flash ms", "speedup", "flash dtype");
   bool all_ok = true;
   for (const bench_case* c : selected) {
-    if (c->has_sequence_lengths()) {
-      std::printf("%-20s n/a: the KV-cache cases are generated for CPUs only\n", cache_case_label(*c).c_str());
+    if (c->has_sequence_lengths() || c->trains()) {
+      std::printf("%-20s n/a: the KV-cache and training cases are generated for CPUs only\n",
+                  cache_case_label(*c).c_str());
       continue;
     }
     const auto seconds = time_attngen_on_device(*c, o.device);
@@ -387,6 +389,66 @@ bool run_cache_case(const bench_case& c, const options& o, const machine_limits&
   return true;
 }
 
+// A training case (train_cases.hpp): its row (forward + backward time; the backward's GFLOP/s, counted as
+// backward_flops_factor x the forward's FLOPs, against the peak; PyTorch autograd's forward + backward),
+// its JSON line, and its targets' line appended to `targets`.
+bool run_training_case(const bench_case& c, const options& o, double peak, FILE* json, std::string& targets) {
+  const child_report ours = in_child([&] {
+    const training_times t = time_training(c, o.threads);
+    return std::pair{t.forward_seconds, t.backward_seconds};
+  });
+  if (!ours.ok || ours.value <= 0 || ours.second <= 0) {
+    std::printf("%-20s failed\n", c.name.c_str());
+    return false;
+  }
+  const auto& d = c.desc;
+  const double forward = ours.value, backward = ours.second, both = forward + backward;
+  const double backward_flops = backward_flops_factor * c.flops();
+  const double backward_gflops = backward_flops / backward / 1e9;
+  const double step_gflops = (c.flops() + backward_flops) / both / 1e9;
+  double pytorch_both = NAN, pytorch_backward = NAN, pytorch_rss = NAN;
+  if (o.peers) {
+    const std::string command = peer_command("peer_pytorch_train.py") + " " + std::to_string(o.threads) + " " +
+                                std::to_string(c.batch) + " " + std::to_string(d.num_heads) + " " +
+                                std::to_string(d.effective_kv_heads()) + " " + std::to_string(d.qk_head_dim) + " " +
+                                std::to_string(d.effective_v_head_dim()) + " " + std::to_string(c.query_length) + " " +
+                                std::to_string(c.key_length) + " " + (c.causal() ? "1" : "0") + " 2>/dev/null";
+    if (const auto line = first_line_of(command);
+        line && std::sscanf(line->c_str(), "%lf %lf %lf", &pytorch_both, &pytorch_backward, &pytorch_rss) != 3)
+      pytorch_both = pytorch_backward = pytorch_rss = NAN;
+  }
+  const double speedup = pytorch_both / both;
+  char pytorch[32];
+  if (std::isnan(pytorch_both)) std::snprintf(pytorch, sizeof pytorch, "%9s %7s", o.peers ? "missing" : "skipped", "");
+  else std::snprintf(pytorch, sizeof pytorch, "%9.1f %6.2fx", (c.flops() + backward_flops) / pytorch_both / 1e9, speedup);
+  std::printf("%-20s %9.3f %7.1f %7.0f%% %7s %9.0f | %9s %7s | %s\n", c.name.c_str(), both * 1e3, step_gflops,
+              100 * backward_gflops / peak, "", ours.peak_rss_mb, "n/a", "", pytorch);
+  std::fflush(stdout);
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "%s: forward %.1f ms, backward %.1f ms at %.1f GFLOP/s = %.2f of peak (target >= 0.50); forward + "
+                "backward %.2fx PyTorch autograd (target >= 3); peak RSS %.0f MiB (PyTorch's %.0f MiB)\n",
+                c.name.c_str(), forward * 1e3, backward * 1e3, backward_gflops, backward_gflops / peak, speedup,
+                ours.peak_rss_mb, pytorch_rss);
+  targets += line;
+  if (json) {
+    std::fprintf(json,
+                 "{\"case\":\"%s\",\"B\":%d,\"H\":%d,\"KVH\":%d,\"D\":%d,\"Dv\":%d,\"Lq\":%d,\"Lk\":%d,"
+                 "\"causal\":%s,\"dtype\":\"%s\",\"threads\":%d,\"forward_seconds\":%s,\"backward_seconds\":%s,"
+                 "\"backward_gflops\":%s,\"peak_gflops\":%s,\"backward_ratio_to_peak\":%s,\"step_gflops\":%s,"
+                 "\"peak_rss_mib\":%s,\"pytorch_step_seconds\":%s,\"pytorch_backward_seconds\":%s,"
+                 "\"pytorch_peak_rss_mib\":%s,\"speedup_vs_pytorch\":%s}\n",
+                 c.name.c_str(), c.batch, d.num_heads, d.effective_kv_heads(), d.qk_head_dim, d.effective_v_head_dim(),
+                 c.query_length, c.key_length, c.causal() ? "true" : "false",
+                 std::string(name_of(d.element_type)).c_str(), o.threads, json_number(forward).c_str(),
+                 json_number(backward).c_str(), json_number(backward_gflops).c_str(), json_number(peak).c_str(),
+                 json_number(backward_gflops / peak).c_str(), json_number(step_gflops).c_str(),
+                 json_number(ours.peak_rss_mb).c_str(), json_number(pytorch_both).c_str(),
+                 json_number(pytorch_backward).c_str(), json_number(pytorch_rss).c_str(), json_number(speedup).c_str());
+  }
+  return true;
+}
+
 // The CPU table: attngen's kernels against the machine's limits and the CPU peers, in the same run.
 int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected, FILE* json) {
 
@@ -408,6 +470,10 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
   std::string sparsity_report, cache_targets;
   std::map<std::string, double> f32_tokens;
   for (const bench_case* c : selected) {
+    if (c->trains()) {
+      all_ok = run_training_case(*c, o, peak, json, cache_targets) && all_ok;
+      continue;
+    }
     if (c->has_sequence_lengths()) {
       all_ok = run_cache_case(*c, o, {.peak_gflops = peak, .triad_gbps = triad}, json, f32_tokens, cache_targets) &&
                all_ok;

@@ -213,6 +213,19 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "MHA H16 D64, causal top-left",
      .desc = attention().heads(16).head_dim(64).causal(top_left),
      .bench = {{"prefill_mha_causal", {4, 512, 512}}}},
+    // Training's benchmark shapes (forward and backward); their backward through the JIT at small sizes.
+    {.name = "train_gqa_causal",
+     .about = "GQA H32 KVH8 D128, causal top-left, LSE, with backward",
+     .tags = "[backward]",
+     .desc = llama_gqa.causal(top_left).return_lse().with_backward(),
+     .backward = {{1, 33, 33}, {1, 100, 197}},
+     .bench = {{"train_gqa_causal", {1, 1024, 1024}}}},
+    {.name = "train_mha",
+     .about = "MHA H16 D64, LSE, with backward",
+     .tags = "[backward]",
+     .desc = attention().heads(16).head_dim(64).return_lse().with_backward(),
+     .backward = {{2, 17, 40}},
+     .bench = {{"train_mha", {4, 512, 512}}}},
     {.name = "long_causal",
      .about = "MHA H8 D128, causal top-left, long sequences",
      .desc = long_causal,
@@ -642,7 +655,7 @@ inline constexpr operator_configuration operator_table[] = {
                  .return_lse()
                  .with_backward(),
      .aot = {{2, 33, 47}, {1, 1, 9}, {1, 40, 17}},
-     .backward = backward_shapes},
+     .backward = {{2, 1, 17}, {1, 17, 7}, {1, 70, 150}}},
     // FlexAttention's learnable bias: ALiBi with a learned slope per head, whose gradient the backward
     // writes.
     {.name = "learned_alibi_slopes",

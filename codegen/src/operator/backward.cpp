@@ -12,34 +12,31 @@ namespace {
 
 Expr element_as_float(const ImageParam& tensor, const std::vector<Expr>& at) { return cast<float>(tensor(at)); }
 
-// The weights and score gradients at (j, i, h, b), as Funcs of their own named after `consumer`.
+// The weights and score gradients at (j, i, h, b), as Funcs of their own named after `consumer`. Keys
+// past Lk and queries past Lq (of tiles past the ends) weigh 0.
 recomputed_weights define_weights(const backward_algorithm& a, const attention_desc& desc, const std::string& consumer) {
   const attention_sources& src = a.forward.sources;
   const Var i = a.i, j = a.j, h = a.h, b = a.b;
   const int group = desc.group_size();
-  const float scale = desc.effective_scale();
   const Expr queries = src.query_length, keys = src.key_length;
-  recomputed_weights w{Func("keys_transposed_" + consumer), Func("values_transposed_" + consumer),
-                       Func("dot_" + consumer), Func("weight_" + consumer), Func("value_gradient_" + consumer),
+  const Expr query = clamp(i, 0, queries - 1), key = clamp(j, 0, keys - 1);
+  recomputed_weights w{Func("dot_" + consumer), Func("weight_" + consumer), Func("value_gradient_" + consumer),
                        Func("score_gradient_" + consumer)};
-  const Var x("x"), g("g");
-  w.keys_transposed(j, x, g, b) = src.k(x, g, j, b);
-  w.values_transposed(j, x, g, b) = src.v(x, g, j, b);
-  // q pre-multiplied by the scale, as the forward's query tile is.
   const RDom qk(0, desc.qk_head_dim, "rqk_" + consumer);
   w.dot_reduction = qk;
   w.dot(j, i, h, b) = 0.0f;
-  w.dot(j, i, h, b) += (src.q(qk, h, i, b) * scale) * w.keys_transposed(j, qk, h / group, b);
-  const Expr score = score_at(a.forward, w.dot(j, i, h, b), j, i, h, b);
-  w.weight(j, i, h, b) = select(score <= masked_score_limit, 0.0f, exp(score - a.lse(i, h, b)));
+  w.dot(j, i, h, b) += a.queries(qk, h, i, b) * a.keys_by_key(j, qk, h / group, b);
+  const Expr scaled_dot = w.dot(j, i, h, b) * desc.effective_scale();
+  const Expr score = score_at(a.forward, scaled_dot, key, query, h, b);
+  w.weight(j, i, h, b) =
+      select(score <= masked_score_limit || j >= keys || i >= queries, 0.0f, exp(score - a.lse(query, h, b)));
   const RDom features(0, desc.effective_v_head_dim(), "rvalue_" + consumer);
   w.value_reduction = features;
   w.value_gradient(j, i, h, b) = 0.0f;
-  w.value_gradient(j, i, h, b) +=
-      element_as_float(a.d_output, {features, h, i, b}) * w.values_transposed(j, features, h / group, b);
+  w.value_gradient(j, i, h, b) += a.output_gradient(features, h, i, b) * a.values_by_key(j, features, h / group, b);
   Expr score_derivative = 1.0f;
   if (desc.has_score_mod()) {
-    const modifier_leaves at{w.dot(j, i, h, b), b, h, clamp(i, 0, queries - 1), clamp(j, 0, keys - 1), queries, keys};
+    const modifier_leaves at{scaled_dot, b, h, query, key, queries, keys};
     score_derivative = differentiate_modifier(desc.score_modifier, desc.captures, a.forward.captures, at);
   }
   // Masked keys (weight 0) get no gradient, whatever the modifier's derivative there.
@@ -47,6 +44,16 @@ recomputed_weights define_weights(const backward_algorithm& a, const attention_d
   w.score_gradient(j, i, h, b) =
       select(weight == 0.0f, 0.0f, weight * (w.value_gradient(j, i, h, b) - a.delta(i, h, b)) * score_derivative);
   return w;
+}
+
+// Under causality, whether some query of tile `tile` may see a key of block `block`; undefined
+// without causality (every block is seen).
+Expr tile_sees_block(const backward_algorithm& a, const attention_desc& desc, const Expr& tile, const Expr& block) {
+  if (!desc.is_causal()) return Expr();
+  const attention_sources& src = a.forward.sources;
+  Expr last_visible_key = tile * a.tiles.query_tile + (a.tiles.query_tile - 1) + src.causal_offset;
+  if (!Internal::is_const_zero(src.causally_free_keys)) last_visible_key = max(last_visible_key, src.causally_free_keys - 1);
+  return block * a.tiles.key_block <= last_visible_key;
 }
 
 // The gradient of captured tensor `tensor` (or, with -1, of the scalars): each read in the score
@@ -82,7 +89,8 @@ capture_gradient define_capture_gradient(const backward_algorithm& a, const atte
     const Expr weight = w.weight(key, query, head, batch);
     const Expr modified_score_gradient =
         select(weight == 0.0f, 0.0f, weight * (w.value_gradient(key, query, head, batch) - a.delta(query, head, batch)));
-    const modifier_leaves leaves{w.dot(key, query, head, batch), batch, head, query, key, queries, keys};
+    const modifier_leaves leaves{w.dot(key, query, head, batch) * desc.effective_scale(), batch, head, query, key,
+                                 queries, keys};
     const Expr by_read = differentiate_modifier(graph, desc.captures, a.forward.captures, leaves, node);
     // The element read: its indices (outermost first) clamped as the read clamps them, in Halide order.
     std::vector<Expr> element;
@@ -119,32 +127,66 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
   a.output = ImageParam(element, 4, "output");
   a.lse = ImageParam(Float(32), 3, "lse");
   a.d_output = ImageParam(element, 4, "d_output");
-  const Var d = a.d, e = a.e, i = a.i, j = a.j, h = a.h, g = a.g, b = a.b;
+  const Var d = a.d, e = a.e, x = a.x, i = a.i, j = a.j, h = a.h, g = a.g, b = a.b;
+  const Var ii = a.ii, it = a.it, jj = a.jj, jb = a.jb;
   const int group = desc.group_size(), qk_dim = desc.qk_head_dim, v_dim = desc.effective_v_head_dim();
+  const int key_block = tiles.key_block, query_tile = tiles.query_tile;
   const float scale = desc.effective_scale();
+  const Expr queries = src.query_length, keys = src.key_length;
+  const Expr query = clamp(i, 0, queries - 1), key = clamp(j, 0, keys - 1);
 
+  a.keys_by_key(j, d, g, b) = cast<float>(src.k(d, g, key, b));
+  a.values_by_key(j, e, g, b) = cast<float>(src.v(e, g, key, b));
+  a.keys_by_row(d, j, g, b) = cast<float>(src.k(d, g, key, b));
+  a.queries(d, h, i, b) = cast<float>(src.q(d, h, query, b));
+  a.output_gradient(e, h, i, b) = element_as_float(a.d_output, {e, h, query, b});
   const RDom features(0, v_dim, "rfeature");
   a.delta(i, h, b) = 0.0f;
-  a.delta(i, h, b) += element_as_float(a.d_output, {features, h, i, b}) * element_as_float(a.output, {features, h, i, b});
-  a.for_dv = define_weights(a, desc, "dv");
-  a.for_dk = define_weights(a, desc, "dk");
+  a.delta(i, h, b) += a.output_gradient(features, h, i, b) * element_as_float(a.output, {features, h, query, b});
+  a.for_keys = define_weights(a, desc, "keys");
   a.for_dq = define_weights(a, desc, "dq");
 
-  a.group_rows = RDom(0, src.query_length, 0, group, "rrow");
-  const Expr row_query = a.group_rows.x, row_head = g * group + a.group_rows.y;
-  a.dv_sum(e, g, j, b) = 0.0f;
-  a.dv_sum(e, g, j, b) +=
-      a.for_dv.weight(j, row_query, row_head, b) * element_as_float(a.d_output, {e, row_head, row_query, b});
-  a.dk_sum(d, g, j, b) = 0.0f;
-  a.dk_sum(d, g, j, b) += a.for_dk.score_gradient(j, row_query, row_head, b) * src.q(d, row_head, row_query, b);
-  a.keys = RDom(0, src.key_length, "rkey");
-  a.dq_sum(d, h, i, b) = 0.0f;
-  a.dq_sum(d, h, i, b) += a.for_dq.score_gradient(a.keys, i, h, b) * src.k(d, h / group, a.keys, b);
+  // dK and dV of key jj of block jb: sums over one query tile and head of the group (a register
+  // tile's), added over the tiles and heads as a pair.
+  a.tile_rows = RDom(0, query_tile, "rtilerow");
+  const RDom& tile_rows = a.tile_rows;
+  const Expr block_key = jb * key_block + jj;
+  const Expr row_query = it * query_tile + tile_rows, row_head = g * group + a.z;
+  // With D != Dv, x runs over the larger: the other's features are clamped (and never stored).
+  const Expr q_feature = qk_dim < v_dim ? min(x, qk_dim - 1) : Expr(x);
+  const Expr v_feature = v_dim < qk_dim ? min(x, v_dim - 1) : Expr(x);
+  a.dk_tile_sums(x, jj, jb, it, a.z, g, b) = 0.0f;
+  a.dk_tile_sums(x, jj, jb, it, a.z, g, b) += a.for_keys.score_gradient(block_key, row_query, row_head, b) *
+                                              a.queries(q_feature, row_head, row_query, b);
+  a.dv_tile_sums(x, jj, jb, it, a.z, g, b) = 0.0f;
+  a.dv_tile_sums(x, jj, jb, it, a.z, g, b) += a.for_keys.weight(block_key, row_query, row_head, b) *
+                                              a.output_gradient(v_feature, row_head, row_query, b);
+  const Expr query_tiles = (queries + query_tile - 1) / query_tile;
+  a.key_rows = RDom(0, query_tiles, 0, group, "rrow");
+  if (const Expr seen = tile_sees_block(a, desc, a.key_rows.x, jb); seen.defined()) a.key_rows.where(seen);
+  const Expr tile = a.key_rows.x, head_in_group = a.key_rows.y;
+  a.key_sums(x, jj, jb, g, b) = Tuple(0.0f, 0.0f);
+  a.key_sums(x, jj, jb, g, b) =
+      Tuple(a.key_sums(x, jj, jb, g, b)[0] + a.dk_tile_sums(x, jj, jb, tile, head_in_group, g, b),
+            a.key_sums(x, jj, jb, g, b)[1] + a.dv_tile_sums(x, jj, jb, tile, head_in_group, g, b));
+
+  // dQ of query ii of tile it: sums over one key block (a register tile's), added over the blocks.
+  a.block_keys = RDom(0, key_block, "rblockkey");
+  const RDom& block_keys = a.block_keys;
+  const Expr column_key = jb * key_block + block_keys, tile_query = it * query_tile + ii;
+  a.dq_block_sums(d, ii, it, jb, h, b) = 0.0f;
+  a.dq_block_sums(d, ii, it, jb, h, b) += a.for_dq.score_gradient(column_key, tile_query, h, b) *
+                                          a.keys_by_row(d, column_key, h / group, b);
+  const Expr key_blocks = (keys + key_block - 1) / key_block;
+  a.query_columns = RDom(0, key_blocks, "rcolumn");
+  if (const Expr seen = tile_sees_block(a, desc, it, a.query_columns); seen.defined()) a.query_columns.where(seen);
+  a.dq_sum(d, ii, it, h, b) = 0.0f;
+  a.dq_sum(d, ii, it, h, b) += a.dq_block_sums(d, ii, it, a.query_columns, h, b);
 
   // The scale of q.k applies to both of its factors' gradients.
-  a.dv(e, g, j, b) = cast(element, a.dv_sum(e, g, j, b));
-  a.dk(d, g, j, b) = cast(element, a.dk_sum(d, g, j, b) * scale);
-  a.dq(d, h, i, b) = cast(element, a.dq_sum(d, h, i, b) * scale);
+  a.dk(d, g, j, b) = cast(element, a.key_sums(d, j % key_block, j / key_block, g, b)[0] * scale);
+  a.dv(e, g, j, b) = cast(element, a.key_sums(e, j % key_block, j / key_block, g, b)[1]);
+  a.dq(d, h, i, b) = cast(element, a.dq_sum(d, i % query_tile, i / query_tile, h, b) * scale);
   if (desc.has_sinks) {
     // A sink's logit joins each row's denominator: its gradient is -sum over rows of P_sink * delta.
     const RDom rows(0, src.query_length, 0, a.forward.q.dim(3).extent(), "rsinkrow");

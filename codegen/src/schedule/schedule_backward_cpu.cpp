@@ -1,7 +1,6 @@
 #include "attngen/codegen/backward.hpp"
 
-#include <tuple>
-#include <utility>
+#include <algorithm>
 #include <vector>
 
 namespace attngen::codegen {
@@ -10,86 +9,114 @@ using namespace Halide;
 
 namespace {
 
-// A gradient's recomputed weights, computed per tile of its reduction at `at`, keys in vector lanes:
-// each product's reduction runs outside the keys, so a vector of keys' elements is one dense load
-// of the transposed keys or values, staged at `keys_at`.
-void schedule_weights(recomputed_weights& w, const LoopLevel& at, const LoopLevel& keys_at, const Var& j,
-                      const Var& query, int lanes) {
-  for (Func* f : {&w.keys_transposed, &w.values_transposed})
-    f->compute_at(keys_at).vectorize(j, lanes, TailStrategy::GuardWithIf);
-  // Register tiles of two vectors of keys x 4 queries accumulate over the whole head dimension.
+// Vectors of keys per register tile of the weights' products: 4 rows x 4 vectors of accumulators fill
+// half of AVX-512's 32 registers; with 16 registers (AVX2, SSE), 4 x 2.
+int key_vectors_per_tile(int lanes) { return lanes >= 16 ? 4 : 2; }
+
+// A gradient's recomputed weights, computed at `at` for one (key block, query tile, head), keys in
+// vector lanes; each product in register tiles of key vectors x 4 queries over the whole head dim.
+void schedule_weights(recomputed_weights& w, const LoopLevel& at, const Var& j, const Var& query, int lanes) {
+  const int tile_keys = key_vectors_per_tile(lanes) * lanes;
   for (auto [product, reduction] : {std::pair{&w.dot, w.dot_reduction}, std::pair{&w.value_gradient, w.value_reduction}}) {
     product->compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
     Var keys_outer("keys_outer"), keys_inner("keys_inner"), queries_outer("queries_outer"),
         queries_inner("queries_inner");
     product->update()
-        .split(j, keys_outer, keys_inner, 2 * lanes, TailStrategy::GuardWithIf)
+        .split(j, keys_outer, keys_inner, tile_keys, TailStrategy::GuardWithIf)
         .split(query, queries_outer, queries_inner, 4, TailStrategy::GuardWithIf)
         .reorder(keys_inner, queries_inner, reduction.x, keys_outer, queries_outer)
         .vectorize(keys_inner, lanes)
         .unroll(keys_inner)
         .unroll(queries_inner);
   }
-  w.score_gradient.compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
+  for (Func* f : {&w.weight, &w.score_gradient}) f->compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
 }
 
-// A gradient of rows `rows` (keys for dK and dV, queries for dQ) reduced over `reduction`: tasks of
-// `rows_per_task` rows of one head (or kv head) and batch, in parallel; inside one, the reduction in
-// tiles of `tile` whose weights are recomputed together; the feature dimension in vector lanes.
-// `also_reduced` (the group's heads for dK and dV) is reduced inside a tile's rows.
-void schedule_gradient(Func& output, Func& sum, const Var& feature, const Var& row, const Var& head, const Var& batch,
-                       const RVar& reduced, const std::vector<RVar>& also_reduced, int rows_per_task, int tile,
-                       int lanes, recomputed_weights& w, const Var& weight_row, const Var& weight_query,
-                       bool keys_per_task) {
-  Var rows_outer("rows_outer"), rows_inner("rows_inner"), task("task");
-  output.compute_root()
-      .split(row, rows_outer, rows_inner, rows_per_task, TailStrategy::GuardWithIf)
-      .reorder(feature, rows_inner, rows_outer, head, batch)
-      .fuse(head, batch, task)
-      .parallel(task)
-      .parallel(rows_outer)
-      .vectorize(feature, lanes, TailStrategy::GuardWithIf);
-  sum.compute_at(output, rows_outer).vectorize(feature, lanes, TailStrategy::GuardWithIf);
-  // A register tile of `tile_rows` rows x two vectors of features accumulates over a reduction tile's
-  // terms before it is stored.
-  RVar tiles_outer("tiles_outer"), tiles_inner("tiles_inner");
-  Var features_outer("features_outer"), features_inner("features_inner"), rows_in_tile("rows_in_tile"),
-      row_tiles("row_tiles");
-  constexpr int tile_rows = 4;
-  std::vector<VarOrRVar> order{features_inner, rows_in_tile};
-  order.insert(order.end(), also_reduced.begin(), also_reduced.end());
-  order.insert(order.end(), {tiles_inner, row_tiles, features_outer, tiles_outer, head, batch});
-  sum.update()
-      .split(reduced, tiles_outer, tiles_inner, tile, TailStrategy::GuardWithIf)
-      .split(feature, features_outer, features_inner, 2 * lanes, TailStrategy::GuardWithIf)
-      .split(row, row_tiles, rows_in_tile, tile_rows, TailStrategy::GuardWithIf)
+// Features per register tile row: `most` vectors, or fewer, or every feature where no count of
+// vectors divides them.
+int features_per_tile(int features, int lanes, int most) {
+  for (int vectors = most; vectors >= 1; vectors /= 2)
+    if (features % (vectors * lanes) == 0) return vectors * lanes;
+  return features;
+}
+
+// Register tiles: each of `partials`, a sum over a tile's terms, computed per register tile of 4 rows
+// x `vectors` vectors of features of `total`, which adds the partial sums over `tiles` (its update's
+// reduction, outermost last).
+void schedule_register_tiles(Func& total, const std::vector<Func>& partials, const Var& feature, const Var& row,
+                             const RVar& term,
+                             const std::vector<VarOrRVar>& tiles, int features, int vectors, int lanes) {
+  const int tile_features = features_per_tile(features, lanes, vectors), width = std::min(lanes, tile_features);
+  constexpr int rows_per_tile = 4;
+  Var features_outer("features_outer"), features_inner("features_inner"), rows_outer("rows_outer"),
+      rows_inner("rows_inner");
+  std::vector<VarOrRVar> order{features_inner, rows_inner, features_outer, rows_outer};
+  order.insert(order.end(), tiles.begin(), tiles.end());
+  total.update()
+      .split(feature, features_outer, features_inner, tile_features)
+      .split(row, rows_outer, rows_inner, rows_per_tile)
       .reorder(order)
-      .vectorize(features_inner, lanes)
+      .vectorize(features_inner, width)
       .unroll(features_inner)
-      .unroll(rows_in_tile);
-  // Keys and values are staged once per task where the task's rows are keys (dK, dV), per tile of
-  // keys otherwise (dQ).
-  const LoopLevel tile_level(sum, tiles_outer);
-  schedule_weights(w, tile_level, keys_per_task ? LoopLevel(output, rows_outer) : tile_level, weight_row, weight_query, lanes);
+      .unroll(rows_inner);
+  // The register tile: its accumulators, one vector each, over the tile's terms.
+  for (Func partial : partials) {
+    partial.compute_at(total, features_outer)
+        .bound_extent(feature, tile_features)
+        .bound_extent(row, rows_per_tile)
+        .vectorize(feature, width)
+        .unroll(feature)
+        .unroll(row);
+    partial.update().reorder(feature, row, term).vectorize(feature, width).unroll(feature).unroll(row);
+  }
 }
 
 }  // namespace
 
 void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
   const int lanes = target.natural_vector_size<float>();
-  const backward_blocking& t = a.tiles;
+  const int query_tile = a.tiles.query_tile;
+  // The keys' and values' float copies, once per call: O(L x D) each. Queries and the output's
+  // gradient are read in place.
+  a.keys_by_row.compute_root().parallel(a.b).parallel(a.g).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
+  for (Func* by_key : {&a.keys_by_key, &a.values_by_key}) {
+    Var task("task");
+    by_key->compute_root().fuse(a.g, a.b, task).parallel(task).vectorize(a.j, lanes, TailStrategy::GuardWithIf);
+  }
   a.delta.compute_root().parallel(a.b).vectorize(a.i, lanes, TailStrategy::GuardWithIf);
-  a.delta.update().parallel(a.b).vectorize(a.i, lanes, TailStrategy::GuardWithIf);
-  // dV and dK: a task owns a block of keys of one kv head and reduces over (query, group head).
-  for (auto [output, sum, feature, weights] : {std::tuple{&a.dv, &a.dv_sum, a.e, &a.for_dv},
-                                                std::tuple{&a.dk, &a.dk_sum, a.d, &a.for_dk}})
-    schedule_gradient(*output, *sum, feature, a.j, a.g, a.b, a.group_rows.x, {a.group_rows.y}, t.key_block,
-                      t.query_tile, lanes, *weights, a.j, a.i, true);
-  // dQ: a task owns a tile of queries of one head and reduces over the keys.
-  schedule_gradient(a.dq, a.dq_sum, a.d, a.i, a.h, a.b, a.keys.x, {}, t.query_tile, t.key_block, lanes, a.for_dq, a.j, a.i, false);
+  a.delta.update().parallel(a.b).parallel(a.h).vectorize(a.i, lanes, TailStrategy::GuardWithIf);
+
+  // dK and dV: a task owns a key block of one kv head and reduces over (query tile, group head), the
+  // weights of one tile and head at a time.
+  const int key_features = std::max(a.forward.desc.qk_head_dim, a.forward.desc.effective_v_head_dim());
+  // Blocks and kv heads in parallel, not fused: Halide loses that a fused task is one block.
+  a.key_sums.compute_root().parallel(a.jb).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
+  a.key_sums.update().parallel(a.jb).parallel(a.g);
+  schedule_register_tiles(a.key_sums, {a.dk_tile_sums, a.dv_tile_sums}, a.x, a.jj, a.tile_rows.x,
+                          {a.key_rows.y, a.key_rows.x, a.jb, a.g, a.b}, key_features, key_vectors_per_tile(lanes), lanes);
+  schedule_weights(a.for_keys, LoopLevel(a.key_sums, a.key_rows.y), a.j, a.i, lanes);
+  for (Func* f : {&a.dk, &a.dv}) {
+    const Var feature = f == &a.dk ? a.d : a.e;
+    f->compute_root().parallel(a.b).vectorize(feature, lanes, TailStrategy::GuardWithIf);
+  }
+
+  // dQ: a task owns a query tile of one head and reduces over the key blocks, the weights of one block
+  // at a time.
+  Var query_task("query_task");
+  a.dq.compute_root()
+      .split(a.i, a.it, a.ii, query_tile, TailStrategy::GuardWithIf)
+      .reorder(a.d, a.ii, a.it, a.h, a.b)
+      .fuse(a.it, a.h, query_task)
+      .fuse(query_task, a.b, query_task)
+      .parallel(query_task)
+      .vectorize(a.d, lanes, TailStrategy::GuardWithIf);
+  a.dq_sum.compute_at(a.dq, query_task).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
+  schedule_register_tiles(a.dq_sum, {a.dq_block_sums}, a.d, a.ii, a.block_keys.x,
+                          {a.query_columns.x}, a.forward.desc.qk_head_dim, key_vectors_per_tile(lanes), lanes);
+  schedule_weights(a.for_dq, LoopLevel(a.dq_sum, a.query_columns.x), a.j, a.i, lanes);
+
   if (a.d_sinks.defined()) a.d_sinks.compute_root();
-  // Captured gradients: chunks in parallel; each read's update recomputes a tile's weights, the
-  // keys staged per head.
+  // Captured gradients: chunks in parallel; each read's update recomputes a tile's weights.
   std::vector<capture_gradient*> gradients{&a.d_scalars};
   for (capture_gradient& c : a.d_captures) gradients.push_back(&c);
   for (capture_gradient* c : gradients) {
@@ -98,10 +125,8 @@ void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
     c->partial.compute_root();
     for (std::size_t read = 0; read < c->scores.size(); ++read) {
       c->partial.update(int(read)).parallel(c->partial.args().back());
-      const RDom& scores = c->scores[read];
       // (Each read's reduction has names of its own, which locate its stage.)
-      schedule_weights(c->weights[read], LoopLevel(c->partial, scores[2]), LoopLevel(c->partial, scores[3]),
-                       a.j, a.i, lanes);
+      schedule_weights(c->weights[read], LoopLevel(c->partial, c->scores[read][2]), a.j, a.i, lanes);
     }
   }
 }

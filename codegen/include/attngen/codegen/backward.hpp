@@ -23,19 +23,15 @@ inline constexpr const char* backward_part_name = "backward";
 
 /// Tile sizes of the backward's decomposition; chosen by its schedule.
 struct backward_blocking {
-  int key_block = 64;   ///< keys a dK/dV task owns
-  int query_tile = 32;  ///< queries whose weights are recomputed at once
-  int lanes = 8;        ///< float lanes
+  int key_block = 64;   ///< keys a dK/dV task owns, and a dQ task's step
+  int query_tile = 32;  ///< queries a dQ task owns, and a dK/dV task's step
 };
 
 /// The weights and score gradients of a (key, query, head) as one gradient's tasks recompute them:
 /// each gradient has its own copy, scheduled inside its own tiles.
 struct recomputed_weights {
-  /// (j, d, g, b), (j, e, g, b): keys and values with the key innermost, so that the products below
-  /// load a vector of keys' elements densely.
-  Halide::Func keys_transposed, values_transposed;
-  Halide::Func dot;             ///< (j, i, h, b): the forward's scaled q.k
-  Halide::Func weight;          ///< (j, i, h, b): P, 0 where the key is masked
+  Halide::Func dot;             ///< (j, i, h, b): q.k, before the scale
+  Halide::Func weight;          ///< (j, i, h, b): P, 0 where the key is masked or past the ends
   Halide::Func value_gradient;  ///< (j, i, h, b): dO_i . V_j
   Halide::Func score_gradient;  ///< (j, i, h, b): dS, the loss's gradient of the scaled q.k
   Halide::RDom dot_reduction, value_reduction;  ///< over head_dim and v_head_dim
@@ -65,13 +61,35 @@ struct backward_algorithm {
   Halide::ImageParam lse;       ///< (B, H, Lq) float32, the forward's log-sum-exp
   Halide::ImageParam d_output;  ///< (B, Lq, H, Dv), the loss's gradient of the output
 
-  Halide::Var d{"d"}, e{"e"}, i{"i"}, j{"j"}, h{"h"}, g{"g"}, b{"b"};
+  Halide::Var d{"d"}, e{"e"}, x{"x"}, i{"i"}, j{"j"}, h{"h"}, g{"g"}, b{"b"};
+  Halide::Var ii{"ii"}, it{"it"};  ///< a query within its tile, the tile
+  Halide::Var jj{"jj"}, jb{"jb"};  ///< a key within its block, the block
+  Halide::Var z{"z"};              ///< a query head within its kv head's group
 
+  // Inputs as float, indices past the ends clamped.
+  Halide::Func keys_by_key{"keys_by_key"};      ///< (j, d, g, b): K with the key innermost, so a
+                                                ///< vector of keys' elements is one dense load
+  Halide::Func values_by_key{"values_by_key"};  ///< (j, e, g, b): V likewise
+  /// (d, j, g, b): K with a kv head's keys dense (stored ones lie KVH x D apart, often 4 KiB: one L1 set)
+  Halide::Func keys_by_row{"keys_by_row"};
+  Halide::Func queries{"queries"};  ///< (d, h, i, b): q as float
+  Halide::Func output_gradient{"output_gradient"};  ///< (e, h, i, b): dO as float
   Halide::Func delta{"delta"};  ///< (i, h, b): rowsum(dO * O)
-  recomputed_weights for_dv, for_dk, for_dq;
-  Halide::RDom group_rows;      ///< over (query, head in the group), for dK and dV
-  Halide::RDom keys;            ///< over keys, for dQ
-  Halide::Func dv_sum{"dv_sum"}, dk_sum{"dk_sum"}, dq_sum{"dq_sum"};  ///< float sums, before the scale
+
+  recomputed_weights for_keys, for_dq;
+  /// (x, jj, jb, it, z, g, b): dK's and dV's sums over query tile it of head z of the group, x over
+  /// max(D, Dv) features.
+  Halide::Func dk_tile_sums{"dk_tile_sums"}, dv_tile_sums{"dv_tile_sums"};
+  Halide::RDom tile_rows;  ///< their reduction: the tile's queries
+  /// dK and dV: over (query tile, head in the group), tiles the causal mask hides from the block skipped.
+  Halide::RDom key_rows;
+  Halide::Func key_sums{"key_sums"};  ///< (x, jj, jb, g, b): the tile sums added, dK's and dV's as a pair
+  /// (d, ii, it, jb, h, b): dQ's sum (before the scale) over key block jb.
+  Halide::Func dq_block_sums{"dq_block_sums"};
+  Halide::RDom block_keys;  ///< dq_block_sums' reduction: the block's keys
+  /// dQ: over key blocks, blocks the causal mask hides from the tile skipped.
+  Halide::RDom query_columns;
+  Halide::Func dq_sum{"dq_sum"};  ///< (d, ii, it, h, b): dq_block_sums added
 
   Halide::Func dq{"dq"};  ///< (d, h, i, b) in the element type
   Halide::Func dk{"dk"};  ///< (d, g, j, b)
@@ -92,8 +110,8 @@ struct backward_algorithm {
 /// dense queries). The forward's masks, causality, modifiers, scale and sinks apply.
 backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles);
 
-/// The CPU schedule: dK and dV in parallel tasks of a key block of one kv head, dQ in tasks of a query
-/// tile of one head, each recomputing the weights of its tile.
+/// The CPU schedule: dK and dV together in parallel tasks of a key block of one kv head, dQ in tasks of
+/// a query tile of one head, each recomputing the weights of a (key block, query tile, head) at a time.
 void schedule_backward_cpu(backward_algorithm& a, const Halide::Target& target);
 
 }  // namespace attngen::codegen
