@@ -140,7 +140,8 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
   a.keys_by_row(d, j, g, b) = cast<float>(src.k(d, g, key, b));
   a.queries(d, h, i, b) = cast<float>(src.q(d, h, query, b));
   a.output_gradient(e, h, i, b) = element_as_float(a.d_output, {e, h, query, b});
-  const RDom features(0, v_dim, "rfeature");
+  a.delta_features = RDom(0, v_dim, "rfeature");
+  const RDom& features = a.delta_features;
   a.delta(i, h, b) = 0.0f;
   a.delta(i, h, b) += a.output_gradient(features, h, i, b) * element_as_float(a.output, {features, h, query, b});
   a.for_keys = define_weights(a, desc, "keys");

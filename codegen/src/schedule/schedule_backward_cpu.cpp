@@ -80,25 +80,45 @@ void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
   // gradient are read in place.
   a.keys_by_row.compute_root().parallel(a.b).parallel(a.g).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
   for (Func* by_key : {&a.keys_by_key, &a.values_by_key}) {
-    Var task("task");
-    by_key->compute_root().fuse(a.g, a.b, task).parallel(task).vectorize(a.j, lanes, TailStrategy::GuardWithIf);
+    Var task("task"), keys_outer("keys_outer"), keys_inner("keys_inner"), features_outer("features_outer"),
+        features_inner("features_inner");
+    const Var feature = by_key->args()[1];
+    by_key->compute_root()
+        .tile(a.j, feature, keys_outer, features_outer, keys_inner, features_inner, lanes, lanes, TailStrategy::GuardWithIf)
+        .fuse(a.g, a.b, task)
+        .parallel(task)
+        .vectorize(keys_inner)
+        .vectorize(features_inner);
   }
-  a.delta.compute_root().parallel(a.b).vectorize(a.i, lanes, TailStrategy::GuardWithIf);
-  a.delta.update().parallel(a.b).parallel(a.h).vectorize(a.i, lanes, TailStrategy::GuardWithIf);
+  // delta: each row's dot product as vectors along the features, reduced across their lanes.
+  RVar features_outer("features_outer"), features_inner("features_inner");
+  const int v_dim = a.forward.desc.effective_v_head_dim(), delta_lanes = v_dim % lanes == 0 ? lanes : 1;
+  a.delta.compute_root().parallel(a.b).parallel(a.h);
+  a.delta.update()
+      .split(a.delta_features.x, features_outer, features_inner, delta_lanes)
+      .atomic()
+      .vectorize(features_inner)
+      .parallel(a.b)
+      .parallel(a.h);
 
   // dK and dV: a task owns a key block of one kv head and reduces over (query tile, group head), the
   // weights of one tile and head at a time.
   const int key_features = std::max(a.forward.desc.qk_head_dim, a.forward.desc.effective_v_head_dim());
-  // Blocks and kv heads in parallel, not fused: Halide loses that a fused task is one block.
-  a.key_sums.compute_root().parallel(a.jb).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
-  a.key_sums.update().parallel(a.jb).parallel(a.g);
-  schedule_register_tiles(a.key_sums, {a.dk_tile_sums, a.dv_tile_sums}, a.x, a.jj, a.tile_rows.x,
-                          {a.key_rows.y, a.key_rows.x, a.jb, a.g, a.b}, key_features, key_vectors_per_tile(lanes), lanes);
-  schedule_weights(a.for_keys, LoopLevel(a.key_sums, a.key_rows.y), a.j, a.i, lanes);
+  // dK's and dV's loops fused (compute_with), so that a task's sums, computed inside them, serve both:
+  // the sums of a key block stay in cache, never a whole (Lk x D) buffer.
   for (Func* f : {&a.dk, &a.dv}) {
     const Var feature = f == &a.dk ? a.d : a.e;
-    f->compute_root().parallel(a.b).vectorize(feature, lanes, TailStrategy::GuardWithIf);
+    f->compute_root()
+        .split(a.j, a.jb, a.jj, a.tiles.key_block, TailStrategy::GuardWithIf)
+        .reorder(feature, a.jj, a.jb, a.g, a.b)
+        .parallel(a.jb)
+        .vectorize(feature, lanes, TailStrategy::GuardWithIf);
   }
+  a.dk.compute_with(a.dv, a.jb);
+  a.key_sums.compute_at(a.dv, a.jb).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
+  schedule_register_tiles(a.key_sums, {a.dk_tile_sums, a.dv_tile_sums}, a.x, a.jj, a.tile_rows.x,
+                          {a.key_rows.y, a.key_rows.x}, key_features, key_vectors_per_tile(lanes), lanes);
+  schedule_weights(a.for_keys, LoopLevel(a.key_sums, a.key_rows.y), a.j, a.i, lanes);
 
   // dQ: a task owns a query tile of one head and reduces over the key blocks, the weights of one block
   // at a time.

@@ -75,6 +75,7 @@ struct backward_algorithm {
   Halide::Func queries{"queries"};  ///< (d, h, i, b): q as float
   Halide::Func output_gradient{"output_gradient"};  ///< (e, h, i, b): dO as float
   Halide::Func delta{"delta"};  ///< (i, h, b): rowsum(dO * O)
+  Halide::RDom delta_features;  ///< delta's reduction
 
   recomputed_weights for_keys, for_dq;
   /// (x, jj, jb, it, z, g, b): dK's and dV's sums over query tile it of head z of the group, x over
