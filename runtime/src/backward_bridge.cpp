@@ -1,5 +1,5 @@
-// The backward pass's call: validation against the backward schema, then the generated function on
-// the host tensors' Halide buffers.
+// The backward pass's call: validation against the backward schema, then the generated function for
+// where the tensors are, on their Halide buffers.
 #include <algorithm>
 #include <iterator>
 #include <string>
@@ -29,8 +29,9 @@ status validate(const attention_desc& desc, const attention_backward_args& args)
 namespace detail {
 
 attention_backward_args attention_backward_args_of(const attention_desc& desc, const tensor_view* tensors,
-                                                   const float* scalars) {
+                                                   const float* scalars, const gpu_options& gpu) {
   attention_backward_args args;
+  args.gpu = gpu;
   for (const backward_argument& argument : backward_arguments(desc))
     if (tensor_view* view = given_view(args, argument)) *view = *tensors++;
   for (int s = 0; s < desc.captures.scalar_count; ++s) args.scalars[s] = scalars[s];
@@ -40,21 +41,20 @@ attention_backward_args attention_backward_args_of(const attention_desc& desc, c
 namespace {
 
 status run_backward_call(const attention_desc& desc, const attention_backward_args& args,
-                         generated_entry entry) {
+                         const kernel_entries<generated_entry>& entries) {
   if (status s = validate(desc, args); !s) return s;
-  if (args.q.device != device_kind::host)
-    return status(error_code::device_not_generated,
-                  std::string("q: the call's tensors are on ") + name_of(args.q.device) +
-                      "; the backward pass runs on the CPU: pass host tensors");
-  call_context context = context_for(device_kind::host, {});
-  gpu_call host(context, device_kind::host);
+  const device_kind device = device_of_call(args.q, args.gpu);
+  generated_entry entry = nullptr;
+  if (status s = entry_for(device, entries, "q", entry); !s) return s;
+  call_context context = context_for(device, args.gpu);
+  gpu_call gpu(context, device);
   const backward_argument_table_type arguments = backward_arguments(desc);
   const std::int64_t batch = args.q.shape[0], queries = args.q.shape[1], keys = args.k.shape[1];
   if (batch == 0 || queries == 0 || keys == 0) {
     // No query or no key: no score, so every gradient is 0.
     for (const backward_argument& argument : arguments)
       if (argument.is_output())
-        if (status s = host.fill(*given_view(args, argument), 0.0f); !s) return s;
+        if (status s = gpu.fill(*given_view(args, argument), 0.0f); !s) return s;
     return {};
   }
   // The kernel's buffers: its arguments in the schema's order, the captured scalars as one vector.
@@ -69,16 +69,18 @@ status run_backward_call(const attention_desc& desc, const attention_backward_ar
     views[n] = given != nullptr ? given : &scalars;
   }
   kernel_buffers<backward_slot_count> buffers;
-  if (status s = buffers.attach(host, views, arguments.first_output(), false); !s) return s;
-  return finish_call(context, entry(&context, buffers.data()), "the backward pass");
+  if (status s = buffers.attach(gpu, views, arguments.first_output(), device != device_kind::host); !s) return s;
+  int result = entry(&context, buffers.data());
+  if (result == 0) result = gpu.copy_outputs_back();
+  return finish_call(context, result, "the backward pass");
 }
 
 }  // namespace
 
 status run_attention_backward(const attention_desc& desc, const attention_backward_args& args,
-                              generated_entry entry) noexcept {
+                              const kernel_entries<generated_entry>& entries) noexcept {
   try {
-    return run_backward_call(desc, args, entry);
+    return run_backward_call(desc, args, entries);
   } catch (...) {
     return status_of_caught_exception("running the backward pass");
   }

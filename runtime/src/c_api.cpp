@@ -128,6 +128,7 @@ std::int32_t run_from_c(const attention_desc& desc, const attngen_attention_back
     attention_backward_args converted;
     if (status s = convert_tensors(backward_argument_table(desc), *args, converted); !s) return s;
     std::copy(std::begin(args->scalars), std::end(args->scalars), converted.scalars);
+    if (status s = convert(args->gpu, converted.gpu); !s) return s;
     return run(converted);
   });
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "HalideRuntime.h"
@@ -12,6 +13,7 @@
 #include "attngen/runtime/tensor.hpp"
 #include "call_context.hpp"
 #include "halide_view.hpp"
+#include "tensor_checks.hpp"
 
 namespace attngen::detail {
 
@@ -87,5 +89,15 @@ call_context context_for(device_kind device, const gpu_options& gpu);
 // Where a call runs: where its (validated, all on one device) tensors are, or where the options
 // send host tensors.
 device_kind device_of_call(const tensor_view& first_tensor, const gpu_options& gpu);
+
+// The kernel's code for `device`, or device_not_generated naming the tensor that decided the device.
+template <typename Entries, typename Entry>
+status entry_for(device_kind device, const Entries& entries, const char* first_tensor, Entry& entry) {
+  entry = device == device_kind::host ? entries.cpu : device == device_kind::cuda ? entries.cuda : entries.opencl;
+  if (entry != nullptr) return {};
+  return status(error_code::device_not_generated,
+                std::string(first_tensor) + ": the call runs on " + name_of(device) +
+                    ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
+}
 
 }  // namespace attngen::detail

@@ -22,16 +22,6 @@ namespace attngen::detail {
 
 namespace {
 
-// The kernel's code for `device`, or device_not_generated naming the tensor that decided the device.
-template <typename Entry>
-status entry_for(device_kind device, const kernel_entries<Entry>& entries, const char* first_tensor, Entry& entry) {
-  entry = device == device_kind::host ? entries.cpu : device == device_kind::cuda ? entries.cuda : entries.opencl;
-  if (entry != nullptr) return {};
-  return status(error_code::device_not_generated,
-                std::string(first_tensor) + ": the call runs on " + name_of(device) +
-                    ", for which this kernel has no code; generate it with a GPU target for " + name_of(device));
-}
-
 // Rows that see no key: output 0 and log-sum-exp -inf, or with sinks the head's sink logit (the
 // sink is the row's whole denominator). `lse` is (batch, H, Lq).
 status fill_rows_without_keys(const attention_desc& desc, gpu_call& gpu, const tensor_view& output,

@@ -36,7 +36,7 @@ status run_on_gpu(const compiled_kernel& kernel, aot_call& call, bool lse_output
     return kernel.run_operator(args);
   }
   std::vector<std::unique_ptr<device_tensor>> held;
-  for (tensor_view* view : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.captures[0],
+  for (tensor_view* view : {&args.q, &args.k, &args.v, &args.sinks, &args.mask, &args.key_padding, &args.captures[0],
                             &args.captures[1], &args.captures[2], &args.captures[3], &args.output, &args.lse}) {
     if (view->empty()) continue;
     held.push_back(std::make_unique<device_tensor>(*view, tested_device()));

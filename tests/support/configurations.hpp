@@ -655,6 +655,7 @@ inline constexpr operator_configuration operator_table[] = {
                  .return_lse()
                  .with_backward(),
      .aot = {{2, 33, 47}, {1, 1, 9}, {1, 40, 17}},
+     .gpu = {{{2, 33, 47}, host_tensors_copied}, {{1, 40, 17}, device_tensors}},
      .backward = {{2, 1, 17}, {1, 17, 7}, {1, 70, 150}}},
     // FlexAttention's learnable bias: ALiBi with a learned slope per head, whose gradient the backward
     // writes.
@@ -671,6 +672,7 @@ inline constexpr operator_configuration operator_table[] = {
                  .return_lse()
                  .with_backward(),
      .aot = {{2, 33, 47}, {1, 5, 9}},
+     .gpu = {{{2, 33, 47}, host_tensors_copied}, {{1, 5, 9}, device_tensors}},
      .backward = backward_shapes},
     // A learned sink logit per head: its gradient is the backward's d_sinks.
     {.name = "sinks_causal",

@@ -137,8 +137,17 @@ Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const
   return runtime_called_module(a.outputs(), a.arguments(), function, target);
 }
 
-// The code for GPU target n: one kernel for every shape.
-Halide::Module gpu_module(const resolved_request& r, std::size_t n, const std::string& function) {
+// The code for GPU target n: one kernel for every shape; with `backward`, an operator's backward pass
+// (its own module: Halide keeps one device program per module, so the two cannot share one).
+Halide::Module gpu_module(const resolved_request& r, std::size_t n, const std::string& kernel_name, bool backward) {
+  if (backward) {
+    backward_algorithm b = define_attention_backward(r.op, gpu_backward_blocking(r.op), /*bfloat16_as_bits=*/true);
+    schedule_backward_gpu(b);
+    return runtime_called_module(b.outputs(), b.arguments(),
+                                 halide_function_name(kernel_name, gpu_backward_part_name(r.gpu_apis[n])),
+                                 r.gpu_targets[n]);
+  }
+  const std::string function = halide_function_name(kernel_name, r.gpu_apis[n]);
   if (r.module) {
     module_algorithm m = define_module(*r.module, gpu_blocking(r.op), /*bfloat16_as_bits=*/true);
     schedule_module_gpu(m);
@@ -293,8 +302,20 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
     const std::string function = halide_function_name(request.name, r.gpu_apis.at(n));
     const std::string prefix = request.output_directory + "/" + function;
     const double start = cpu_seconds();
-    const Halide::Module m = gpu_module(r, n, function);
-    m.compile({{Halide::OutputFileType::static_library, prefix + ".a"}, {Halide::OutputFileType::c_header, prefix + ".h"}});
+    const Halide::Module m = gpu_module(r, n, request.name, false);
+    // One library per API: the forward's object, and the backward's where the operator has one.
+    std::vector<std::string> objects{prefix + ".o"};
+    m.compile({{Halide::OutputFileType::object, objects.back()}, {Halide::OutputFileType::c_header, prefix + ".h"}});
+    if (!r.module && r.op.backward) {
+      const std::string backward_prefix =
+          request.output_directory + "/" + halide_function_name(request.name, gpu_backward_part_name(r.gpu_apis[n]));
+      objects.push_back(backward_prefix + ".o");
+      gpu_module(r, n, request.name, true)
+          .compile({{Halide::OutputFileType::object, objects.back()},
+                    {Halide::OutputFileType::c_header, backward_prefix + ".h"}});
+    }
+    Halide::create_static_library(objects, r.gpu_targets[n], prefix + ".a");
+    for (const std::string& object : objects) std::filesystem::remove(object);
     costs.push_back({r.gpu_target_names[n], r.gpu_apis[n], cpu_seconds() - start,
                      object_bytes_for(archive_members(prefix + ".a"), r.gpu_targets[n], true)});
     if (wants(request, inspection::gpu_source)) write_gpu_source(request, r, m, n);
@@ -364,6 +385,8 @@ std::vector<build_cost> compile_kernel(const kernel_request& request) {
 std::string halide_function_name(const std::string& kernel_name, const std::string& part) {
   return kernel_name + "_halide_" + part;
 }
+
+std::string gpu_backward_part_name(const std::string& api) { return api + "_" + backward_part_name; }
 
 void compile_runtime(const Halide::Target& target, const std::string& library_path) {
   Halide::compile_standalone_runtime({{Halide::OutputFileType::static_library, library_path}}, target);

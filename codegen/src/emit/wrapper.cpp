@@ -65,8 +65,10 @@ struct wrapper_kind {
   /// body before `return run(args)`; empty: the kind has no typed call.
   std::string typed_parameters, typed_body;
   bool module = false;            ///< modules also get <prefix>_weights_from_state_dict
-  /// An operator with a backward pass: its function (empty part: none) and typed call.
+  /// An operator with a backward pass: its CPU function (empty part: none), one per GPU API with code
+  /// (in that API's library), and its typed call.
   function backward;
+  std::vector<function> backward_gpu;
   std::string backward_typed_parameters, backward_typed_body;
 };
 
@@ -139,7 +141,7 @@ std::string emit_c_header(const wrapper_kind& kind, const std::string& prefix, c
     << "int32_t " << prefix << "_run(const " << kind.c_args_type << "* args, attngen_error* error);\n\n";
   if (!kind.backward.part.empty())
     h << "/* The backward pass (see attngen/runtime/attention_backward_call.hpp): validates `args`, then writes\n"
-      << " * the gradients. Host tensors. Returns as _run does; on error nothing is written. */\n"
+      << " * the gradients where the tensors are. Returns as _run does; on error nothing is written. */\n"
       << "int32_t " << prefix << "_backward(const attngen_attention_backward_args* args, attngen_error* error);\n\n";
   if (kind.module)
     h << "/* Views of the weights in a PyTorch state_dict of this module (see\n"
@@ -193,11 +195,12 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       << "  static attngen::status run(" << kind.typed_parameters << ", const attngen::gpu_options& gpu = {});\n";
   if (!kind.backward.part.empty())
     h << "  /// The backward pass (attngen/runtime/attention_backward_call.hpp): validates `args`, then writes\n"
-      << "  /// the gradients from the forward's output and log-sum-exp and the output's gradient. Host\n"
-      << "  /// tensors. On error nothing is written.\n"
+      << "  /// the gradients from the forward's output and log-sum-exp and the output's gradient, where the\n"
+      << "  /// tensors are (as run does). On error nothing is written.\n"
       << "  static attngen::status backward(const attngen::attention_backward_args& args);\n"
       << "  /// The same, on exactly the tensors the backward pass takes.\n"
-      << "  static attngen::status backward(" << kind.backward_typed_parameters << ");\n";
+      << "  static attngen::status backward(" << kind.backward_typed_parameters
+      << ", const attngen::gpu_options& gpu = {});\n";
   h << "};\n" << close_ns;
 
   std::ostringstream c;
@@ -209,6 +212,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   functions.insert(functions.end(), kind.shared.begin(), kind.shared.end());
   functions.insert(functions.end(), kind.gpu.begin(), kind.gpu.end());
   if (!kind.backward.part.empty()) functions.push_back(kind.backward);
+  functions.insert(functions.end(), kind.backward_gpu.begin(), kind.backward_gpu.end());
   for (const auto& f : functions) c << "#include \"" << halide_function_name(name, f.part) << ".h\"\n";
   if (!kind.visibility.part.empty()) c << "#include \"" << halide_function_name(name, kind.visibility.part) << ".h\"\n";
   c << "#include \"attngen/runtime/detail/c_bridge.hpp\"\n#include \"attngen/runtime/detail/kernel_bridge.hpp\"\n#include \"attngen/runtime/detail/variants.hpp\"\n\n"
@@ -233,11 +237,12 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   for (std::size_t v = 0; v < kind.variants.size(); ++v)
     c << (v ? ", " : "") << (kind.variants[v].part.empty() ? "nullptr" : "&" + call(kind.variants[v].part));
   c << "};\n";
-  auto gpu_entry = [&](const char* api) {
-    for (const auto& f : kind.gpu)
-      if (f.part == api) return "&" + call(f.part);
+  auto gpu_entry_in = [&](const std::vector<wrapper_kind::function>& gpu_functions, const std::string& part) {
+    for (const auto& f : gpu_functions)
+      if (f.part == part) return "&" + call(f.part);
     return std::string("nullptr");
   };
+  auto gpu_entry = [&](const char* api) { return gpu_entry_in(kind.gpu, api); };
   if (kind.module) {
     // A module's CPU code is its variant's attention between the parts every variant shares, each
     // named by its part (attngen::detail::module_cpu_parts).
@@ -279,8 +284,12 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       << kind.typed_body << "}\n";
   if (!kind.backward.part.empty())
     c << "\nattngen::status " << name << "::backward(const attngen::attention_backward_args& args) {\n"
-      << "  return attngen::detail::run_attention_backward(description, args, &" << call(kind.backward.part) << ");\n}\n"
-      << "\nattngen::status " << name << "::backward(" << kind.backward_typed_parameters << ") {\n"
+      << "  static constexpr attngen::detail::kernel_entries<attngen::detail::generated_entry> entries{&"
+      << call(kind.backward.part) << ", " << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("cuda")) << ", "
+      << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("opencl")) << "};\n"
+      << "  return attngen::detail::run_attention_backward(description, args, entries);\n}\n"
+      << "\nattngen::status " << name << "::backward(" << kind.backward_typed_parameters
+      << ", const attngen::gpu_options& gpu) {\n"
       << kind.backward_typed_body << "}\n";
   c << close_ns;
   const std::string qualified = (cpp_namespace.empty() ? "" : cpp_namespace + "::") + name;
@@ -377,8 +386,9 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
   if (desc.backward) {
     const backward_argument_table_type backward = backward_arguments(desc);
     kind.backward = {backward_part_name, buffer_arguments(0, backward.size())};
+    for (const auto& api : gpu_apis) kind.backward_gpu.push_back({gpu_backward_part_name(api), kind.backward.call_arguments});
     std::tie(kind.backward_typed_parameters, kind.backward_typed_body) =
-        typed_call(backward, desc.captures, "attngen::detail::attention_backward_args_of", "", "backward");
+        typed_call(backward, desc.captures, "attngen::detail::attention_backward_args_of", ", gpu", "backward");
   }
   return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
 }

@@ -10,7 +10,11 @@ using namespace Halide;
 
 namespace {
 
-Expr element_as_float(const ImageParam& tensor, const std::vector<Expr>& at) { return cast<float>(tensor(at)); }
+// An element of the element type as float: bf16 bit patterns (attention_sources::bfloat16_as_bits)
+// widened.
+Expr element_as_float(const ImageParam& tensor, const std::vector<Expr>& at) {
+  return tensor.type() == UInt(16) ? float_of_bfloat16_bits(tensor(at)) : cast<float>(tensor(at));
+}
 
 // The weights and score gradients at (j, i, h, b), as Funcs of their own named after `consumer`. Keys
 // past Lk and queries past Lq (of tiles past the ends) weigh 0.
@@ -118,12 +122,15 @@ capture_gradient define_capture_gradient(const backward_algorithm& a, const atte
 
 }  // namespace
 
-backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles) {
+backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles,
+                                             bool bfloat16_as_bits) {
   if (desc.has_sequence_lengths() || desc.has_kv_scales())  // the rule backward_dense, for any description
     throw std::invalid_argument("attention backward: queries, keys and values must be dense tensors");
-  backward_algorithm a{define_attention(desc, blocking{}), tiles};
+  backward_algorithm a{define_attention(desc, blocking{}, bfloat16_as_bits), tiles};
   const attention_sources& src = a.forward.sources;
-  const Type element = halide_type_of(desc.element_type);
+  const bool as_bits = a.forward.sources.bfloat16_as_bits;
+  const Type element = as_bits ? UInt(16) : halide_type_of(desc.element_type);
+  auto as_element = [&](const Expr& value) { return as_bits ? bfloat16_bits_of(value) : cast(element, value); };
   a.output = ImageParam(element, 4, "output");
   a.lse = ImageParam(Float(32), 3, "lse");
   a.d_output = ImageParam(element, 4, "d_output");
@@ -185,9 +192,9 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
   a.dq_sum(d, ii, it, h, b) += a.dq_block_sums(d, ii, it, a.query_columns, h, b);
 
   // The scale of q.k applies to both of its factors' gradients.
-  a.dk(d, g, j, b) = cast(element, a.key_sums(d, j % key_block, j / key_block, g, b)[0] * scale);
-  a.dv(e, g, j, b) = cast(element, a.key_sums(e, j % key_block, j / key_block, g, b)[1]);
-  a.dq(d, h, i, b) = cast(element, a.dq_sum(d, i % query_tile, i / query_tile, h, b) * scale);
+  a.dk(d, g, j, b) = as_element(a.key_sums(d, j % key_block, j / key_block, g, b)[0] * scale);
+  a.dv(e, g, j, b) = as_element(a.key_sums(e, j % key_block, j / key_block, g, b)[1]);
+  a.dq(d, h, i, b) = as_element(a.dq_sum(d, i % query_tile, i / query_tile, h, b) * scale);
   if (desc.has_sinks) {
     // A sink's logit joins each row's denominator: its gradient is -sum over rows of P_sink * delta.
     const RDom rows(0, src.query_length, 0, a.forward.q.dim(3).extent(), "rsinkrow");

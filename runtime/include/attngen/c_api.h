@@ -133,6 +133,7 @@ typedef struct attngen_attention_backward_args {
   attngen_tensor d_sinks;                                /* written, with attention sinks */
   attngen_tensor d_captures[ATTNGEN_MAX_CAPTURED_TENSORS]; /* written: float tensors the score modifier reads */
   attngen_tensor d_scalars;                              /* written where the score modifier reads a scalar */
+  attngen_gpu_options gpu;
 } attngen_attention_backward_args;
 
 /* A module's weights: attngen::mha_weights (attngen/runtime/module_call.hpp). */

@@ -108,11 +108,22 @@ struct backward_algorithm {
 };
 
 /// Defines the backward of `desc`'s operator (which must be valid, with dense keys and values and
-/// dense queries). The forward's masks, causality, modifiers, scale and sinks apply.
-backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles);
+/// dense queries). The forward's masks, causality, modifiers, scale and sinks apply. With
+/// `bfloat16_as_bits` (GPU targets), bf16 tensors are uint16 bit patterns, as the forward's.
+backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles,
+                                             bool bfloat16_as_bits = false);
 
 /// The CPU schedule: dK and dV together in parallel tasks of a key block of one kv head, dQ in tasks of
 /// a query tile of one head, each recomputing the weights of a (key block, query tile, head) at a time.
 void schedule_backward_cpu(backward_algorithm& a, const Halide::Target& target);
+
+/// Tile sizes of the GPU schedule, for define_attention_backward.
+backward_blocking gpu_backward_blocking(const attention_desc& desc);
+
+/// The GPU schedule (CUDA, OpenCL), for an algorithm defined with gpu_backward_blocking(): dK and dV
+/// in a thread block per key block of one kv head, dQ in one per query tile of one head, each
+/// recomputing a (key block, query tile, head)'s weights at a time in shared memory, a thread per
+/// (key, query); each sum's features in slices of one thread each.
+void schedule_backward_gpu(backward_algorithm& a);
 
 }  // namespace attngen::codegen

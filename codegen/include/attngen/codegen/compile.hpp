@@ -71,6 +71,10 @@ std::vector<std::string> inspection_paths(const kernel_request& request);
 /// shared part, or a GPU API ("cuda", "opencl").
 std::string halide_function_name(const std::string& kernel_name, const std::string& part);
 
+/// The part of an operator's backward pass on GPU API `api`: its function is in that API's library
+/// and header, beside the forward's.
+std::string gpu_backward_part_name(const std::string& api);
+
 /// Writes a static library holding the Halide runtime for `target`, shared by all kernels of an app.
 void compile_runtime(const Halide::Target& target, const std::string& library_path);
 

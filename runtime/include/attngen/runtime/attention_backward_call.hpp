@@ -16,11 +16,13 @@
 ///                modifier reads (a learnable bias table, slopes); the rest left empty
 ///   d_scalars    (S) float32        written where the score modifier reads a captured scalar: one
 ///                gradient per declared scalar (0 for those it does not read)
-/// Fully masked rows contribute no gradient; with Lq == 0 or Lk == 0 every gradient is 0. Host tensors
-/// only: the backward runs on the CPU. Each gradient is summed in a fixed order, so the bits do not
-/// depend on the number of threads.
+/// Fully masked rows contribute no gradient; with Lq == 0 or Lk == 0 every gradient is 0. The call
+/// runs where its tensors are, as the forward's does (attngen/runtime/gpu.hpp): on a GPU when the
+/// kernel was generated with a GPU target. Each gradient is summed in a fixed order, so the bits do
+/// not depend on the number of threads.
 
 #include "attngen/attention.hpp"
+#include "attngen/runtime/gpu.hpp"
 #include "attngen/runtime/status.hpp"
 #include "attngen/runtime/tensor.hpp"
 
@@ -41,6 +43,7 @@ struct attention_backward_args {
   /// Float32, of each captured float tensor the score modifier reads, its shape; the rest empty.
   tensor_view d_captures[capture_table::max_tensors];
   tensor_view d_scalars;    ///< (S) float32, where the score modifier reads a captured scalar
+  gpu_options gpu;          ///< where the call runs when not where its tensors are; CUDA context and stream
 };
 
 /// Checks `args` against `desc` (which must have .with_backward()) and the shape contract above; the
@@ -52,7 +55,7 @@ namespace detail {
 /// The arguments of a generated kernel's typed backward call: `tensors` are the views of
 /// backward_arguments(desc) in its order, the captured scalars left out, and `scalars` their values.
 attention_backward_args attention_backward_args_of(const attention_desc& desc, const tensor_view* tensors,
-                                                   const float* scalars);
+                                                   const float* scalars, const gpu_options& gpu);
 
 }  // namespace detail
 

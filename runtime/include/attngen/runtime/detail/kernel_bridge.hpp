@@ -62,11 +62,11 @@ struct attention_kernel {
 status run_attention_kernel(const attention_desc& desc, const attention_args& args,
                             const attention_kernel& kernel) noexcept;
 
-/// Validates, then runs a backward pass's generated function (host tensors only): `entry` takes the
-/// buffers of backward_arguments(desc) in order, the captured scalars as one float buffer. With no
-/// query or no key every gradient is filled with 0. Throws nothing.
+/// Validates, then runs a backward pass's generated function where the call's tensors are: each entry
+/// takes the buffers of backward_arguments(desc) in order, the captured scalars as one float buffer.
+/// With no query or no key every gradient is filled with 0. Throws nothing.
 status run_attention_backward(const attention_desc& desc, const attention_backward_args& args,
-                              generated_entry entry) noexcept;
+                              const kernel_entries<generated_entry>& entries) noexcept;
 
 /// Calls a generated module function with `buffers`, passing `training` and `seed` on only when the
 /// function takes them (dropout). A GPU function is the whole module: its buffers are query, key,
