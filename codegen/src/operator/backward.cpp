@@ -1,5 +1,6 @@
 #include "attngen/codegen/backward.hpp"
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,8 +25,8 @@ recomputed_weights define_weights(const backward_algorithm& a, const attention_d
   const int group = desc.group_size();
   const Expr queries = src.query_length, keys = src.key_length;
   const Expr query = clamp(i, 0, queries - 1), key = clamp(j, 0, keys - 1);
-  recomputed_weights w{Func("dot_" + consumer), Func("weight_" + consumer), Func("value_gradient_" + consumer),
-                       Func("score_gradient_" + consumer)};
+  recomputed_weights w{Func("dot_" + consumer), Func("weight_" + consumer), Func("dropped_weight_" + consumer),
+                       Func("value_gradient_" + consumer), Func("score_gradient_" + consumer)};
   const RDom qk(0, desc.qk_head_dim, "rqk_" + consumer);
   w.dot_reduction = qk;
   w.dot(j, i, h, b) = 0.0f;
@@ -33,11 +34,20 @@ recomputed_weights define_weights(const backward_algorithm& a, const attention_d
   const Expr scaled_dot = w.dot(j, i, h, b) * desc.effective_scale();
   const Expr score = score_at(a.forward, scaled_dot, key, query, h, b);
   w.weight(j, i, h, b) =
-      select(score <= masked_score_limit || j >= keys || i >= queries, 0.0f, exp(score - a.lse(query, h, b)));
+      select(score <= masked_score_limit || j >= keys || i >= queries, 0.0f, exp(score - a.saved_lse(i, h, b)));
   const RDom features(0, desc.effective_v_head_dim(), "rvalue_" + consumer);
   w.value_reduction = features;
   w.value_gradient(j, i, h, b) = 0.0f;
   w.value_gradient(j, i, h, b) += a.output_gradient(features, h, i, b) * a.values_by_key(j, features, h / group, b);
+  // Dropout scales each weight's value (0 where dropped): the weight's share of dV and its dP.
+  Expr value_gradient = w.value_gradient(j, i, h, b);
+  if (src.value_weight_factor.defined()) {
+    const Expr factor = src.value_weight_factor(key, query, h, b);
+    w.dropped_weight(j, i, h, b) = w.weight(j, i, h, b) * factor;
+    value_gradient *= factor;
+  } else {
+    w.dropped_weight(j, i, h, b) = w.weight(j, i, h, b);
+  }
   Expr score_derivative = 1.0f;
   if (desc.has_score_mod()) {
     const modifier_leaves at{scaled_dot, b, h, query, key, queries, keys};
@@ -46,7 +56,7 @@ recomputed_weights define_weights(const backward_algorithm& a, const attention_d
   // Masked keys (weight 0) get no gradient, whatever the modifier's derivative there.
   const Expr weight = w.weight(j, i, h, b);
   w.score_gradient(j, i, h, b) =
-      select(weight == 0.0f, 0.0f, weight * (w.value_gradient(j, i, h, b) - a.delta(i, h, b)) * score_derivative);
+      select(weight == 0.0f, 0.0f, weight * (value_gradient - a.delta(i, h, b)) * score_derivative);
   return w;
 }
 
@@ -120,24 +130,15 @@ capture_gradient define_capture_gradient(const backward_algorithm& a, const atte
   return c;
 }
 
-}  // namespace
-
-backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles,
-                                             bool bfloat16_as_bits) {
-  if (desc.has_sequence_lengths() || desc.has_kv_scales())  // the rule backward_dense, for any description
-    throw std::invalid_argument("attention backward: queries, keys and values must be dense tensors");
-  backward_algorithm a{define_attention(desc, blocking{}, bfloat16_as_bits), tiles};
+// The gradients of the algorithm's sources from its saved_output, saved_lse and output_gradient,
+// which the caller has defined; `as_element` converts a float gradient to dq's, dk's and dv's type.
+void define_gradients(backward_algorithm& a, const std::function<Expr(Expr)>& as_element) {
+  const attention_desc& desc = a.forward.desc;
   const attention_sources& src = a.forward.sources;
-  const bool as_bits = a.forward.sources.bfloat16_as_bits;
-  const Type element = as_bits ? UInt(16) : halide_type_of(desc.element_type);
-  auto as_element = [&](const Expr& value) { return as_bits ? bfloat16_bits_of(value) : cast(element, value); };
-  a.output = ImageParam(element, 4, "output");
-  a.lse = ImageParam(Float(32), 3, "lse");
-  a.d_output = ImageParam(element, 4, "d_output");
   const Var d = a.d, e = a.e, x = a.x, i = a.i, j = a.j, h = a.h, g = a.g, b = a.b;
   const Var ii = a.ii, it = a.it, jj = a.jj, jb = a.jb;
   const int group = desc.group_size(), qk_dim = desc.qk_head_dim, v_dim = desc.effective_v_head_dim();
-  const int key_block = tiles.key_block, query_tile = tiles.query_tile;
+  const int key_block = a.tiles.key_block, query_tile = a.tiles.query_tile;
   const float scale = desc.effective_scale();
   const Expr queries = src.query_length, keys = src.key_length;
   const Expr query = clamp(i, 0, queries - 1), key = clamp(j, 0, keys - 1);
@@ -146,11 +147,10 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
   a.values_by_key(j, e, g, b) = cast<float>(src.v(e, g, key, b));
   a.keys_by_row(d, j, g, b) = cast<float>(src.k(d, g, key, b));
   a.queries(d, h, i, b) = cast<float>(src.q(d, h, query, b));
-  a.output_gradient(e, h, i, b) = element_as_float(a.d_output, {e, h, query, b});
   a.delta_features = RDom(0, v_dim, "rfeature");
   const RDom& features = a.delta_features;
   a.delta(i, h, b) = 0.0f;
-  a.delta(i, h, b) += a.output_gradient(features, h, i, b) * element_as_float(a.output, {features, h, query, b});
+  a.delta(i, h, b) += a.output_gradient(features, h, i, b) * a.saved_output(features, h, i, b);
   a.for_keys = define_weights(a, desc, "keys");
   a.for_dq = define_weights(a, desc, "dq");
 
@@ -167,7 +167,7 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
   a.dk_tile_sums(x, jj, jb, it, a.z, g, b) += a.for_keys.score_gradient(block_key, row_query, row_head, b) *
                                               a.queries(q_feature, row_head, row_query, b);
   a.dv_tile_sums(x, jj, jb, it, a.z, g, b) = 0.0f;
-  a.dv_tile_sums(x, jj, jb, it, a.z, g, b) += a.for_keys.weight(block_key, row_query, row_head, b) *
+  a.dv_tile_sums(x, jj, jb, it, a.z, g, b) += a.for_keys.dropped_weight(block_key, row_query, row_head, b) *
                                               a.output_gradient(v_feature, row_head, row_query, b);
   const Expr query_tiles = (queries + query_tile - 1) / query_tile;
   a.key_rows = RDom(0, query_tiles, 0, group, "rrow");
@@ -195,6 +195,28 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
   a.dk(d, g, j, b) = as_element(a.key_sums(d, j % key_block, j / key_block, g, b)[0] * scale);
   a.dv(e, g, j, b) = as_element(a.key_sums(e, j % key_block, j / key_block, g, b)[1]);
   a.dq(d, h, i, b) = as_element(a.dq_sum(d, i % query_tile, i / query_tile, h, b) * scale);
+}
+
+}  // namespace
+
+backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles,
+                                             bool bfloat16_as_bits) {
+  if (desc.has_sequence_lengths() || desc.has_kv_scales())  // the rule backward_dense, for any description
+    throw std::invalid_argument("attention backward: queries, keys and values must be dense tensors");
+  backward_algorithm a{define_attention(desc, blocking{}, bfloat16_as_bits), tiles};
+  const attention_sources& src = a.forward.sources;
+  const bool as_bits = src.bfloat16_as_bits;
+  const Type element = as_bits ? UInt(16) : halide_type_of(desc.element_type);
+  a.output = ImageParam(element, 4, "output");
+  a.lse = ImageParam(Float(32), 3, "lse");
+  a.d_output = ImageParam(element, 4, "d_output");
+  const Var e = a.e, i = a.i, h = a.h, b = a.b;
+  const Expr query = clamp(i, 0, src.query_length - 1);
+  a.saved_output(e, h, i, b) = element_as_float(a.output, {e, h, query, b});
+  a.saved_lse(i, h, b) = a.lse(query, h, b);
+  a.output_gradient(e, h, i, b) = element_as_float(a.d_output, {e, h, query, b});
+  define_gradients(a, [&](Expr value) { return as_bits ? bfloat16_bits_of(value) : cast(element, value); });
+  const int qk_dim = desc.qk_head_dim, v_dim = desc.effective_v_head_dim();
   if (desc.has_sinks) {
     // A sink's logit joins each row's denominator: its gradient is -sum over rows of P_sink * delta.
     const RDom rows(0, src.query_length, 0, a.forward.q.dim(3).extent(), "rsinkrow");
@@ -223,6 +245,40 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
   a.dk.output_buffer().dim(0).set_bounds(0, qk_dim).dim(1).set_bounds(0, kv_heads);
   a.dv.output_buffer().dim(0).set_bounds(0, v_dim).dim(1).set_bounds(0, kv_heads);
   return a;
+}
+
+backward_algorithm define_backward_of(attention_algorithm forward, const backward_blocking& tiles,
+                                      const Func& output, const Func& lse, const Func& d_output) {
+  backward_algorithm a{std::move(forward), tiles};
+  const Var e = a.e, i = a.i, h = a.h, b = a.b;
+  const Expr query = clamp(i, 0, a.forward.sources.query_length - 1);
+  a.saved_output(e, h, i, b) = output(e, h, query, b);
+  a.saved_lse(i, h, b) = lse(query, h, b);
+  a.output_gradient(e, h, i, b) = d_output(e, h, query, b);
+  define_gradients(a, [](Expr value) { return value; });
+  return a;
+}
+
+row_log_sum_exp define_row_log_sum_exp(const attention_algorithm& forward) {
+  const attention_desc& desc = forward.desc;
+  const attention_sources& src = forward.sources;
+  const Var i("i"), j("j"), h("h"), b("b");
+  row_log_sum_exp r{Func("lse_dot"), Func("lse_state"), Func("row_lse")};
+  const Expr query = clamp(i, 0, src.query_length - 1);
+  r.features = RDom(0, desc.qk_head_dim, "rlsefeature");
+  r.dot(j, i, h, b) = 0.0f;
+  r.dot(j, i, h, b) += src.q(r.features, h, query, b) * src.k(r.features, h / desc.group_size(), j, b);
+  r.keys = RDom(0, src.key_length, "rlsekey");
+  const Expr score = score_at(forward, r.dot(r.keys, i, h, b) * desc.effective_scale(), r.keys, query, h, b);
+  // The online maximum and sum of exponentials, one pass over the keys; masked scores add nothing.
+  const Expr running_max = r.state(i, h, b)[0], running_sum = r.state(i, h, b)[1];
+  const Expr new_max = max(running_max, score);
+  r.state(i, h, b) = Tuple(masked_score_limit, 0.0f);
+  r.state(i, h, b) = Tuple(new_max, running_sum * exp(running_max - new_max) +
+                                        select(score <= masked_score_limit, 0.0f, exp(score - new_max)));
+  // A row with no visible key gets the floor: its weights are 0 whatever it is.
+  r.lse(i, h, b) = select(r.state(i, h, b)[1] > 0.0f, r.state(i, h, b)[0] + log(r.state(i, h, b)[1]), masked_score_limit);
+  return r;
 }
 
 std::vector<Argument> backward_algorithm::arguments() const {

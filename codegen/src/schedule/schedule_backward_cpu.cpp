@@ -29,7 +29,8 @@ void schedule_weights(recomputed_weights& w, const LoopLevel& at, const Var& j, 
         .unroll(keys_inner)
         .unroll(queries_inner);
   }
-  for (Func* f : {&w.weight, &w.score_gradient}) f->compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
+  for (Func* f : {&w.weight, &w.dropped_weight, &w.score_gradient})
+    f->compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
 }
 
 // Features per register tile row: `most` vectors, or fewer, or every feature where no count of

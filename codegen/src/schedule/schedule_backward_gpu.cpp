@@ -39,7 +39,7 @@ void schedule_grid(Func& f, const Var& x, const Var& y, const Var& z, const Var&
 // outside the loop that `at` is in: see schedule_gpu), a thread per (key, query).
 void schedule_weights_gpu(recomputed_weights& w, const LoopLevel& at, const LoopLevel& storage, const Var& j,
                           const Var& i, const backward_blocking& tiles) {
-  for (Func* f : {&w.dot, &w.value_gradient, &w.weight, &w.score_gradient})
+  for (Func* f : {&w.dot, &w.value_gradient, &w.weight, &w.dropped_weight, &w.score_gradient})
     f->compute_at(at).store_at(storage).bound_extent(j, tiles.key_block).bound_extent(i, tiles.query_tile).gpu_threads(j, i);
   for (Func* product : {&w.dot, &w.value_gradient}) product->update().gpu_threads(j, i);
 }
@@ -141,7 +141,7 @@ void schedule_backward_gpu(backward_algorithm& a) {
       c->partial.update(int(read)).gpu_blocks(chunk);
       recomputed_weights& w = c->weights[read];
       const LoopLevel per_score(c->partial, c->scores[read][0]);
-      for (Func* f : {&w.dot, &w.value_gradient, &w.weight}) f->compute_at(per_score);
+      for (Func* f : {&w.dot, &w.value_gradient, &w.weight, &w.dropped_weight}) f->compute_at(per_score);
     }
   }
 }

@@ -78,6 +78,7 @@ struct mha_desc {
   mask_kind mask = mask_kind::none;
   attn_mask_shape mask_dims = attn_mask_shape::none;
   dtype element_type = dtype::f32;
+  bool backward = false;  ///< the kernel also has the backward pass (gradients of inputs and weights)
 
   /// Model width E: the query's features and the output's.
   constexpr mha_desc embed_dim(int n) const { auto d = *this; d.embed = n; return d; }
@@ -114,6 +115,10 @@ struct mha_desc {
   }
   /// Element type of inputs, weights, masks and outputs (accumulation is float32).
   constexpr mha_desc element(dtype t) const { auto d = *this; d.element_type = t; return d; }
+  /// Also generate the backward pass, for training: from the call's inputs, weights, masks and
+  /// dropout seed and the loss's gradient of the output, the gradients of query, key and value and
+  /// of every weight (attngen/runtime/module_call.hpp's mha_backward_args).
+  constexpr mha_desc with_backward() const { auto d = *this; d.backward = true; return d; }
 
   constexpr int effective_kv_heads() const { return num_kv_heads == unset ? num_heads : num_kv_heads; }
   constexpr int effective_kdim() const { return key_dim == unset ? embed : key_dim; }

@@ -6,6 +6,7 @@
 /// calls over buffers it allocates.
 
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 #include "attngen/arguments.hpp"
@@ -23,6 +24,10 @@ enum class module_slot : std::uint8_t {
   // Between the parts: a linear layer's input, weight, bias and result; the projected queries, keys
   // and values; the attention's result.
   x, weight, bias, linear_output, projected_q, keys, values, attention_result,
+  // The backward pass (attngen::mha_backward_args): the loss's gradient of the output, then the
+  // gradients of the inputs and of the weights, in mha_args' order.
+  d_output, d_query, d_key, d_value,
+  d_q_weight, d_k_weight, d_v_weight, d_q_bias, d_k_bias, d_v_bias, d_bias_k, d_bias_v, d_out_weight, d_out_bias,
 };
 
 /// An argument of a module's call or of one of its parts.
@@ -30,7 +35,9 @@ using module_argument = argument<module_slot>;
 
 /// Every slot of a module call (mha_args), taken or not.
 inline constexpr int module_slot_count = int(module_slot::attn_weights) + 1;
-using module_argument_table = argument_list<module_slot, module_slot_count>;
+/// Room for the arguments of any module pipeline: a call's, a part's, the backward's.
+inline constexpr int module_argument_capacity = int(module_slot::d_out_bias) + 1;
+using module_argument_table = argument_list<module_slot, module_argument_capacity>;
 
 /// Which pipeline of a module a generated function is. CPU code comes in parts that the runtime
 /// runs one after the other over float32 buffers it allocates, so every kernel variant shares one
@@ -42,6 +49,8 @@ enum class module_part : std::uint8_t {
   attention,       ///< projected queries, keys and values (and masks) to the attention's result
   out_projection,  ///< one linear layer, float32 x to the element type: the output of f16 and bf16 modules
   weights,         ///< projected queries and keys (and masks) to the weights output (need_weights)
+  backward,        ///< inputs, weights, masks and the output's gradient to the gradients of the inputs and
+                   ///< weights, in one pipeline (with_backward; module_backward_arguments)
 };
 
 /// The name of the pipeline's parameter for `a`: its name's last component ("q_weight" for
@@ -187,6 +196,52 @@ constexpr module_argument_table argument_table(const mha_desc& d) {
 /// The arguments `d`'s module kernel takes (its GPU function, module_part::whole), in order.
 constexpr module_argument_table kernel_arguments(const mha_desc& d) { return argument_table(d).taken(); }
 
+/// Whether `a` is the gradient of one of the module's learned parameters, which a backward call
+/// writes together as one mha_weights (mha_backward_args::d_weights).
+constexpr bool is_weight_gradient(const module_argument& a) {
+  return a.slot >= module_slot::d_q_weight && a.slot <= module_slot::d_out_bias;
+}
+
+/// Every slot of a call of `d`'s backward pass (.with_backward()), in the generated function's order:
+/// the forward's inputs as it takes them (query, [key, value], the weights, [key_padding_mask],
+/// [attn_mask]), then the loss's gradient of the output d_output, of the output's shape and type,
+/// then the gradients d_query, [d_key, d_value] and d_weights.<weight> of each input and weight, of
+/// its shape and type. With self_attention, query is key is value: d_query is their one gradient.
+constexpr module_argument_table module_backward_argument_table(const mha_desc& d) {
+  const module_argument_table forward = argument_table(d);
+  module_argument_table t;
+  for (const module_argument& a : forward)
+    if (!a.is_output()) t.push_back(a);
+  for (const module_argument& a : forward)
+    if (a.slot == module_slot::output) {
+      module_argument d_output = a;
+      d_output.slot = module_slot::d_output;
+      d_output.name = "d_output";
+      d_output.role = argument_role::input;
+      t.push_back(d_output);
+    }
+  constexpr std::string_view gradient_names[] = {
+      "d_query", "d_key", "d_value", "d_weights.q_weight", "d_weights.k_weight", "d_weights.v_weight",
+      "d_weights.q_bias", "d_weights.k_bias", "d_weights.v_bias", "d_weights.bias_k", "d_weights.bias_v",
+      "d_weights.out_weight", "d_weights.out_bias"};
+  static_assert(std::size(gradient_names) == int(module_slot::d_out_bias) - int(module_slot::d_query) + 1);
+  for (const module_argument& a : forward)
+    if (a.slot <= module_slot::out_bias) {
+      module_argument gradient = a;
+      const int n = int(a.slot) - int(module_slot::query);
+      gradient.slot = module_slot(int(module_slot::d_query) + n);
+      gradient.name = gradient_names[n];
+      gradient.role = argument_role::gradient;
+      t.push_back(gradient);
+    }
+  return t;
+}
+
+/// The arguments `d`'s backward pass takes, in order (module_backward_argument_table's taken slots).
+constexpr module_argument_table module_backward_arguments(const mha_desc& d) {
+  return module_backward_argument_table(d).taken();
+}
+
 /// The CPU parts `d`'s module runs in, in the order the runtime runs them: projection (queries, keys,
 /// values, and the output of f32 modules), attention, out_projection (f16 and bf16 modules), weights
 /// (need_weights).
@@ -209,7 +264,8 @@ constexpr module_part_list cpu_module_parts(const mha_desc& d) {
 /// Whether `part`'s function takes the scalars training and seed, after its inputs: with dropout, the
 /// parts that weigh the values or output the weights (whole, attention, weights).
 constexpr bool takes_dropout_scalars(const mha_desc& d, module_part part) {
-  return d.has_dropout() && (part == module_part::whole || part == module_part::attention || part == module_part::weights);
+  return d.has_dropout() && (part == module_part::whole || part == module_part::attention ||
+                             part == module_part::weights || part == module_part::backward);
 }
 
 /// The arguments of `part`'s function, in order (inputs, then outputs; the dropout scalars go
@@ -230,6 +286,7 @@ constexpr module_argument_table part_arguments(const mha_desc& d, module_part pa
   module_argument_table t;
   switch (part) {
     case module_part::whole: return kernel_arguments(d);
+    case module_part::backward: return module_backward_arguments(d);
     case module_part::projection:
     case module_part::out_projection: {
       const bool from_float = part == module_part::out_projection;

@@ -58,6 +58,13 @@
                                                                                   "attn_mask"))                \
   RULE(attn_mask_shape_given, (d.mask == mask_kind::none) == (d.mask_dims == attn_mask_shape::none),          \
        "attn_mask needs both a kind (boolean or additive) and a shape (l_s, bh_l_s or b_h_l_s)")              \
+  KNOB(knob<mha_desc>{"backward", "with_backward",                                                             \
+                      [](const mha_desc& d) { return d.backward ? std::string("true") : ""; },                 \
+                      [](std::string_view value, mha_desc& d) { return read_flag(value, d.backward); },         \
+                      [](const mha_desc& d) -> std::optional<std::string> {                                    \
+                        if (!d.backward) return std::nullopt;                                                  \
+                        return std::string();                                                                  \
+                      }})                                                                                      \
   KNOB(enum_knob<&mha_desc::element_type, dtype_spellings>("dtype", "element"))                                \
   RULE(module_element_type_is_float,                                                                          \
        d.element_type == dtype::f32 || d.element_type == dtype::f16 || d.element_type == dtype::bf16,          \

@@ -32,6 +32,7 @@ struct backward_blocking {
 struct recomputed_weights {
   Halide::Func dot;             ///< (j, i, h, b): q.k, before the scale
   Halide::Func weight;          ///< (j, i, h, b): P, 0 where the key is masked or past the ends
+  Halide::Func dropped_weight;  ///< (j, i, h, b): P times the dropout's factor (P without dropout)
   Halide::Func value_gradient;  ///< (j, i, h, b): dO_i . V_j
   Halide::Func score_gradient;  ///< (j, i, h, b): dS, the loss's gradient of the scaled q.k
   Halide::RDom dot_reduction, value_reduction;  ///< over head_dim and v_head_dim
@@ -57,6 +58,7 @@ struct backward_algorithm {
   attention_algorithm forward;
   backward_blocking tiles;
 
+  // The operator's inputs beside the forward's (undefined in define_backward_of's).
   Halide::ImageParam output;    ///< (B, Lq, H, Dv), the forward's output
   Halide::ImageParam lse;       ///< (B, H, Lq) float32, the forward's log-sum-exp
   Halide::ImageParam d_output;  ///< (B, Lq, H, Dv), the loss's gradient of the output
@@ -67,6 +69,8 @@ struct backward_algorithm {
   Halide::Var z{"z"};              ///< a query head within its kv head's group
 
   // Inputs as float, indices past the ends clamped.
+  Halide::Func saved_output{"saved_output"};  ///< (e, h, i, b): the forward's output
+  Halide::Func saved_lse{"saved_lse"};        ///< (i, h, b): the forward's log-sum-exp
   Halide::Func keys_by_key{"keys_by_key"};      ///< (j, d, g, b): K with the key innermost, so a
                                                 ///< vector of keys' elements is one dense load
   Halide::Func values_by_key{"values_by_key"};  ///< (j, e, g, b): V likewise
@@ -116,6 +120,23 @@ backward_algorithm define_attention_backward(const attention_desc& desc, const b
 /// The CPU schedule: dK and dV together in parallel tasks of a key block of one kv head, dQ in tasks of
 /// a query tile of one head, each recomputing the weights of a (key block, query tile, head) at a time.
 void schedule_backward_cpu(backward_algorithm& a, const Halide::Target& target);
+
+/// The backward of an attention algorithm whose sources another pipeline defines (the module's): from
+/// the forward's output (e, h, i, b) and log-sum-exp (i, h, b) and the output's gradient (e, h, i, b),
+/// all float. dq, dk, dv are float; the sources' dropout factor (value_weight_factor) applies.
+backward_algorithm define_backward_of(attention_algorithm forward, const backward_blocking& tiles,
+                                      const Halide::Func& output, const Halide::Func& lse,
+                                      const Halide::Func& d_output);
+
+/// Each row's log-sum-exp of the scores, recomputed from an algorithm's sources for a backward that
+/// has no saved one: one pass over the keys keeping the running maximum and sum.
+struct row_log_sum_exp {
+  Halide::Func dot;    ///< (j, i, h, b): q.k
+  Halide::Func state;  ///< (i, h, b): (maximum, sum of exponentials) over the keys
+  Halide::Func lse;    ///< (i, h, b); the floor for a row with no visible key
+  Halide::RDom features, keys;
+};
+row_log_sum_exp define_row_log_sum_exp(const attention_algorithm& forward);
 
 /// Tile sizes of the GPU schedule, for define_attention_backward.
 backward_blocking gpu_backward_blocking(const attention_desc& desc);
