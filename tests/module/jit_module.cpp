@@ -13,8 +13,6 @@
 
 namespace attngen::testing {
 
-namespace {
-
 Halide::Buffer<> to_buffer(Halide::Type type, const host_tensor& t) {
   std::vector<int> extents(t.shape.rbegin(), t.shape.rend());
   Halide::Buffer<> buffer(type, extents);
@@ -28,8 +26,6 @@ Halide::Buffer<> to_buffer(Halide::Type type, const host_tensor& t) {
   std::memcpy(buffer.data(), bytes.data(), bytes.size());
   return buffer;
 }
-
-}  // namespace
 
 // One part of the module, compiled.
 struct jit_part {

@@ -6,10 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "Halide.h"
 #include "attngen/runtime/detail/variants.hpp"
 #include "module/module_problem.hpp"
 
 namespace attngen::testing {
+
+/// A problem's tensor as a Halide buffer of `type` (dims reversed: innermost first); boolean masks
+/// as bytes.
+Halide::Buffer<> to_buffer(Halide::Type type, const host_tensor& t);
 
 struct module_result {
   std::vector<float> output;   ///< module_problem::output_shape()

@@ -118,4 +118,13 @@ module_problem make_random_module_problem(const mha_desc& desc, int batch, int q
   return p;
 }
 
+void add_output_gradient(module_problem& p, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  host_tensor t{p.output_shape(), {}};
+  t.values.resize(element_count(t.shape));
+  for (float& v : t.values) v = round_to(p.desc.element_type, unit(rng));
+  p.inputs["d_output"] = std::move(t);
+}
+
 }  // namespace attngen::testing

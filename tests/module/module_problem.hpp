@@ -47,4 +47,8 @@ struct module_problem {
 module_problem make_random_module_problem(const mha_desc& desc, int batch, int query_length, int key_length,
                                           std::uint32_t seed, bool allow_empty_rows = false);
 
+/// Adds a random gradient of the output, "d_output" (output_shape(), uniform in [-1, 1)), for a
+/// backward call.
+void add_output_gradient(module_problem& p, std::uint32_t seed);
+
 }  // namespace attngen::testing

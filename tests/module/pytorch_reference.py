@@ -4,7 +4,12 @@ Usage: pytorch_reference.py CASE_DIR...
 
 Each CASE_DIR holds config.txt (one "key value..." per line; "tensor NAME d0 d1 ..." declares
 NAME.bin, dense row-major float64) written by the C++ test. This writes output.bin and, when the case
-asks for weights, weights.bin (float64) into the same directory.
+asks for weights, weights.bin (float64) into the same directory. A case with `backward 1` gives the
+output's gradient d_output and, with dropout, `dropout_keep` (B*H, L, S'): each weight's factor,
+0 where dropped, 1 / (1 - p) where kept, in PyTorch's key order; this then writes the gradients of
+the inputs and the weights (d_query.bin, [d_key.bin, d_value.bin], d_q_weight.bin, ...) from autograd
+through torch.nn.functional.multi_head_attention_forward, the function nn.MultiheadAttention calls,
+its dropout replaced by that mask.
 
 What the module cannot take directly is expressed through what it can, with the same meaning:
 - kv heads (GQA/MQA): the k/v projection rows (and bias_k/bias_v) of kv head g are repeated for each
@@ -96,6 +101,9 @@ def run_case(directory):
         else:
             attn_mask = attn_mask + padding
 
+    if config.get("backward") == "1":
+        write_gradients(directory, config, t, attn_mask, key_padding_mask)
+        return
     weights = config["weights"]
     if config["self_attention"] == "1":  # the same tensor three times, as PyTorch's self-attention
         key = value = t["query"]
@@ -108,6 +116,53 @@ def run_case(directory):
     output.numpy().astype("<f8").tofile(f"{directory}/output.bin")
     if weights != "none":
         attention_weights.numpy().astype("<f8").tofile(f"{directory}/weights.bin")
+
+
+def write_gradients(directory, config, t, attn_mask, key_padding_mask):
+    E, H, KVH = int(config["embed"]), int(config["heads"]), int(config["kv_heads"])
+    kdim, vdim = int(config["kdim"]), int(config["vdim"])
+    bias, bias_kv, zero_attn = config["bias"] == "1", config["bias_kv"] == "1", config["zero_attn"] == "1"
+    batch_first, self_attention = config["batch_first"] == "1", config["self_attention"] == "1"
+    head_dim, group = E // H, H // KVH
+
+    def per_query_head(rows):  # (KVH * head_dim, ...) -> (H * head_dim, ...), differentiably
+        return rows.reshape(KVH, head_dim, *rows.shape[1:]).repeat_interleave(group, dim=0).reshape(E, *rows.shape[1:])
+
+    leaves = {name: tensor.clone().requires_grad_() for name, tensor in t.items()
+              if name in ("query", "key", "value", "q_weight", "k_weight", "v_weight", "q_bias", "k_bias", "v_bias",
+                          "bias_k", "bias_v", "out_weight", "out_bias")}
+    query = leaves["query"]
+    key = value = query
+    if not self_attention:
+        key, value = leaves["key"], leaves["value"]
+    if batch_first:  # the functional form takes (L, B, E), as the module does inside
+        query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+    k_weight, v_weight = per_query_head(leaves["k_weight"]), per_query_head(leaves["v_weight"])
+    separate = not (kdim == E and vdim == E)
+    in_proj_weight = None if separate else torch.cat([leaves["q_weight"], k_weight, v_weight])
+    in_proj_bias = None
+    if bias:
+        in_proj_bias = torch.cat([leaves["q_bias"], per_query_head(leaves["k_bias"]), per_query_head(leaves["v_bias"])])
+    bias_k = bias_v = None
+    if bias_kv:
+        bias_k = per_query_head(leaves["bias_k"]).reshape(1, 1, E)
+        bias_v = per_query_head(leaves["bias_v"]).reshape(1, 1, E)
+    dropout_p = float(config.get("dropout", "0"))
+    if dropout_p > 0:
+        keep = t["dropout_keep"]
+        torch.nn.functional.dropout = lambda weights, p=0.5, training=True, inplace=False: weights * keep
+    output, _ = torch.nn.functional.multi_head_attention_forward(
+        query, key, value, E, H, in_proj_weight, in_proj_bias, bias_k, bias_v, zero_attn, dropout_p,
+        leaves["out_weight"], leaves["out_bias"] if bias else None, training=dropout_p > 0,
+        key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask,
+        use_separate_proj_weight=separate, q_proj_weight=leaves["q_weight"] if separate else None,
+        k_proj_weight=k_weight if separate else None, v_proj_weight=v_weight if separate else None)
+    if batch_first:
+        output = output.transpose(0, 1)
+    output.backward(t["d_output"])
+    for name, leaf in leaves.items():
+        gradient = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
+        gradient.numpy().astype("<f8").tofile(f"{directory}/d_{name}.bin")
 
 
 if __name__ == "__main__":

@@ -131,6 +131,9 @@ struct module_configuration {
   bool jit_every_variant = false;  ///< the JIT checks every kernel variant at its calls, not only general
   short_list<shape, 3> aot;
   short_list<gpu_call, 4> gpu;
+  /// The backward pass (codegen/module_backward.hpp) through the JIT: every gradient against PyTorch's
+  /// autograd at these sizes.
+  short_list<shape, 3> backward;
 };
 
 /// Why backend `b` cannot run `d` at all, or empty when it can.
@@ -993,6 +996,46 @@ inline constexpr module_configuration module_table[] = {
                  .attn_mask(mask_kind::boolean, attn_mask_shape::l_s)
                  .need_weights(weights_output::per_head),
      .gpu = {{{2, 17, 29}, device_tensors}, {{1, 1, 30}, device_tensors}}},
+
+    // Training: the backward's gradients of the inputs and of every weight against PyTorch's autograd.
+    {.name = "module_backward_defaults",
+     .about = "E24 H4 with PyTorch's defaults (bias, sequence-first), with backward",
+     .desc = module_base.with_backward(),
+     .backward = {{1, 1, 1}, {2, 5, 7}, {2, 70, 90}}},
+    {.name = "module_backward_options",
+     .about = "E24 H4 KVH2 kdim10 vdim6, add_bias_kv, add_zero_attn, batch_first, causal bottom-right, boolean key "
+              "padding, additive (B, H, L, S) mask, with backward",
+     .desc = module_base.kv_heads(2)
+                 .kdim(10)
+                 .vdim(6)
+                 .add_bias_kv(true)
+                 .add_zero_attn(true)
+                 .batch_first(true)
+                 .causal(bottom_right)
+                 .key_padding_mask(mask_kind::boolean)
+                 .attn_mask(mask_kind::additive, attn_mask_shape::b_h_l_s)
+                 .with_backward(),
+     .backward = {{2, 5, 7}, {1, 17, 33}}},
+    {.name = "module_backward_self_attention",
+     .about = "E32 H4 KVH1 self-attention without bias, causal top-left, float key padding, with backward",
+     .desc = multihead_attention()
+                 .embed_dim(32)
+                 .heads(4)
+                 .kv_heads(1)
+                 .self_attention(true)
+                 .bias(false)
+                 .causal(top_left)
+                 .key_padding_mask(mask_kind::additive)
+                 .with_backward(),
+     .backward = {{2, 9, 9}, {1, 40, 40}}},
+    {.name = "module_backward_dropout",
+     .about = "E24 H4 dropout 0.3 in training, boolean (B x H, L, S) mask, with backward",
+     .desc = module_base.dropout(0.3f).attn_mask(mask_kind::boolean, attn_mask_shape::bh_l_s).with_backward(),
+     .backward = {{2, 5, 7}, {1, 33, 20}}},
+    {.name = "module_backward_bf16",
+     .about = "bf16 E48 H6 KVH3, batch_first, with backward",
+     .desc = multihead_attention().embed_dim(48).heads(6).kv_heads(3).batch_first(true).element(dtype::bf16).with_backward(),
+     .backward = {{2, 5, 7}, {1, 17, 33}}},
 };
 
 template <typename Configuration, std::size_t N>
@@ -1014,7 +1057,7 @@ constexpr bool sizes_fit_layouts(const operator_configuration& c) {
   return c.jit_batches.empty() && c.aot_batches.empty() && c.gpu_batches.empty();
 }
 constexpr bool some_backend_runs(const module_configuration& c) {
-  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty();
+  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.backward.empty();
 }
 template <typename Configuration, std::size_t N>
 constexpr bool every_one_runs(const Configuration (&table)[N]) {

@@ -29,16 +29,6 @@ ImageParam input_of(const module_algorithm& m, module_slot slot) {
   return ImageParam();
 }
 
-// An element of an input tensor as float (bf16 bits are widened).
-Expr as_float(const module_algorithm& m, Expr element) {
-  return m.bfloat16_as_bits ? float_of_bfloat16_bits(element) : cast<float>(element);
-}
-
-// An output element of the description's type from float (bf16 as bits rounded to nearest even).
-Expr as_element(const module_algorithm& m, Expr value) {
-  return m.bfloat16_as_bits ? bfloat16_bits_of(value) : cast(halide_type_of(m.desc.element_type), value);
-}
-
 // Element (feature, position, batch) of a (B, L, F) or (L, B, F) input, as float.
 Expr sequence_at(const module_algorithm& m, const ImageParam& t, Expr feature, Expr position, Expr batch) {
   return as_float(m, m.desc.batch_major ? t(feature, position, batch) : t(feature, batch, position));
@@ -109,10 +99,10 @@ attention_sources module_sources(module_algorithm& m) {
   src.v = m.values;
   src.query_length = m.query_length;
   src.key_length = m.key_length;
-  // A zero Halide cannot prove: whole, the output projection's weight is E x E (present in every
-  // module, self-attention included); in parts, keys and queries have one batch (both checked by
-  // the runtime).
-  src.unproven_zero = m.part == module_part::whole
+  // A zero Halide cannot prove: whole (and in the backward), the output projection's weight is E x E
+  // (present in every module, self-attention included); in parts, keys and queries have one batch
+  // (both checked by the runtime).
+  src.unproven_zero = m.part == module_part::whole || m.part == module_part::backward
                           ? min(m.out_weight.dim(0).extent() - m.out_weight.dim(1).extent(), 0)
                           : min(m.keys_input.dim(3).extent() - m.projected_q_input.dim(2).extent(), 0);
   src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? m.key_length - m.query_length : Expr(extra);
@@ -196,7 +186,7 @@ void define_in_projection(module_algorithm& m) {
   const mha_desc& desc = m.desc;
   const int embed = desc.embed, kv_embed = desc.kv_embed();
   const Var c = m.c, n = m.n, i = m.i, b = m.b;
-  Func query_in("query_in");
+  Func& query_in = m.query_in;
   query_in(c, i, b) = sequence_at(m, m.query, c, i, b);
   m.projected_q = Func("projected_q");
   m.projected_k = Func("projected_k");
@@ -218,7 +208,7 @@ void define_in_projection(module_algorithm& m) {
     m.projected_k(n, i, b) = m.qkv_projection.result(n + embed, i, b);
     m.projected_v(n, i, b) = m.qkv_projection.result(n + embed + kv_embed, i, b);
   } else {
-    Func key_in("key_in"), value_in("value_in");
+    Func &key_in = m.key_in, &value_in = m.value_in;
     key_in(c, i, b) = sequence_at(m, m.key, c, i, b);
     value_in(c, i, b) = sequence_at(m, m.value, c, i, b);
     m.q_projection = define_linear("q_projection", query_in, 1, m.query_length, float_matrix(m, m.q_weight),
@@ -358,6 +348,14 @@ void define_weights(module_algorithm& m, const blocking& tiles) {
 
 }  // namespace
 
+Expr as_float(const module_algorithm& m, Expr element) {
+  return m.bfloat16_as_bits ? float_of_bfloat16_bits(element) : cast<float>(element);
+}
+
+Expr as_element(const module_algorithm& m, Expr value) {
+  return m.bfloat16_as_bits ? bfloat16_bits_of(value) : cast(halide_type_of(m.desc.element_type), value);
+}
+
 Expr dropout_bits(Expr seed, Expr batch, Expr head, Expr query, Expr column, int heads) {
   const Expr seed_low = cast<uint32_t>(seed);
   const Expr seed_high = cast<uint32_t>(seed >> 32);
@@ -389,8 +387,10 @@ Argument module_algorithm::parameter(const module_argument& argument) const {
     case module_slot::projected_q: return projected_q_input;
     case module_slot::keys: return keys_input;
     case module_slot::values: return values_input;
+    case module_slot::d_output: return d_output;
     case module_slot::output: case module_slot::attn_weights: case module_slot::linear_output:
     case module_slot::attention_result: break;
+    default: break;  // the backward's gradients
   }
   throw std::logic_error("attngen: " + std::string(argument.name) + " is an output, not a pipeline parameter");
 }
@@ -409,6 +409,7 @@ std::vector<Func> module_algorithm::outputs() const {
     case module_part::projection: case module_part::out_projection: return {output};
     case module_part::attention: return {attention.output};
     case module_part::weights: return {weights};
+    case module_part::backward: throw std::logic_error("attngen: a module's backward outputs are module_backward_algorithm's");
   }
   std::vector<Func> funcs = {output};
   if (desc.weights != weights_output::none) funcs.push_back(weights);
@@ -431,7 +432,7 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
     define_linear_part(m, element);
     return m;
   }
-  if (whole) {
+  if (whole || part == module_part::backward) {
     define_module_inputs(m);
     define_in_projection(m);
   } else {
@@ -443,7 +444,8 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
   const attention_desc op = desc.attention_operator().element(dtype::f32);
   m.attention = define_attention(op, tiles, module_sources(m));
   if (whole) define_out_projection(m, m.attention.output);
-  if (desc.weights != weights_output::none && part != module_part::attention) define_weights(m, tiles);
+  if (desc.weights != weights_output::none && (whole || part == module_part::weights)) define_weights(m, tiles);
+  if (part == module_part::backward) m.d_output = input_of(m, module_slot::d_output);
   return m;
 }
 
@@ -454,6 +456,7 @@ const char* name_of(module_part part) {
     case module_part::attention: return "attention";
     case module_part::out_projection: return "out_projection";
     case module_part::weights: return "weights";
+    case module_part::backward: return "backward";
   }
   return "";
 }

@@ -271,9 +271,9 @@ row_log_sum_exp define_row_log_sum_exp(const attention_algorithm& forward) {
   r.keys = RDom(0, src.key_length, "rlsekey");
   const Expr score = score_at(forward, r.dot(r.keys, i, h, b) * desc.effective_scale(), r.keys, query, h, b);
   // The online maximum and sum of exponentials, one pass over the keys; masked scores add nothing.
+  r.state(i, h, b) = Tuple(masked_score_limit, 0.0f);
   const Expr running_max = r.state(i, h, b)[0], running_sum = r.state(i, h, b)[1];
   const Expr new_max = max(running_max, score);
-  r.state(i, h, b) = Tuple(masked_score_limit, 0.0f);
   r.state(i, h, b) = Tuple(new_max, running_sum * exp(running_max - new_max) +
                                         select(score <= masked_score_limit, 0.0f, exp(score - new_max)));
   // A row with no visible key gets the floor: its weights are 0 whatever it is.

@@ -54,6 +54,7 @@ struct module_algorithm {
   Halide::ImageParam out_weight, out_bias;               ///< (E, E), (E); the bias only with bias
   Halide::ImageParam key_padding;                        ///< (B, S); only with a key-padding mask
   Halide::ImageParam mask;                               ///< attn_mask of the described shape; only with one
+  Halide::ImageParam d_output;                           ///< like the output; only in the backward part
   Halide::Param<bool> training{"training"};              ///< only with dropout: apply it in this call
   Halide::Param<uint64_t> seed{"seed"};                  ///< only with dropout
   /// Inputs of the projection and out_projection parts: x (c, i, b), W (c, n) in PyTorch's (out, in)
@@ -73,6 +74,9 @@ struct module_algorithm {
   /// Separate projections, or with self_attention one over the packed weights (qkv_projection); the
   /// projection parts' one linear layer (linear).
   linear_funcs q_projection, k_projection, v_projection, qkv_projection, out_projection, linear;
+  /// (c, i, b): the query, key and value inputs as float, batch-major whatever their layout (key and
+  /// value undefined with self_attention).
+  Halide::Func query_in{"query_in"}, key_in{"key_in"}, value_in{"value_in"};
   Halide::Func projected_q, projected_k, projected_v;  ///< (n, i, b): whichever projection computed them
   Halide::Func keys, values;  ///< (d, g, j, b): extra keys first, then the projected keys
   Halide::Func keys_by_feature;  ///< (j, d, g, b): keys with keys innermost, for the weights' q.k
@@ -99,12 +103,19 @@ struct module_algorithm {
 
 /// Defines `part` of the module for `desc` (which must be valid); its attention uses `tiles`. With
 /// `bfloat16_as_bits`, bf16 tensors are uint16 bit patterns. The weights part exists only with
-/// need_weights.
+/// need_weights. The backward part defines the whole module's inputs, projections and attention and
+/// d_output; module_backward_algorithm defines the rest.
 module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool bfloat16_as_bits = false,
                                module_part part = module_part::whole);
 
 /// The part's name: projection, attention, out_projection, weights (whole: "whole").
 const char* name_of(module_part part);
+
+/// An element of one of the module's tensors as float (bf16 bits widened).
+Halide::Expr as_float(const module_algorithm& m, Halide::Expr element);
+
+/// A float as an element of the description's type (bf16 bits rounded to nearest even).
+Halide::Expr as_element(const module_algorithm& m, Halide::Expr value);
 
 /// The dropout hash as Halide Exprs: the uint32 of attngen::dropout_bits for the same arguments.
 Halide::Expr dropout_bits(Halide::Expr seed, Halide::Expr batch, Halide::Expr head, Halide::Expr query,
