@@ -133,6 +133,19 @@ std::int32_t run_from_c(const attention_desc& desc, const attngen_attention_back
   });
 }
 
+std::int32_t run_from_c(const mha_desc& desc, const attngen_mha_backward_args* args, attngen_error* error,
+                        module_backward_run run) noexcept {
+  return guarded(error, "converting the C arguments of a module's backward call", [&]() -> status {
+    if (args == nullptr) return status(error_code::null_pointer, "args: null pointer");
+    mha_backward_args converted;
+    if (status s = convert_tensors(module_backward_argument_table(desc), *args, converted); !s) return s;
+    converted.training = args->training != 0;
+    converted.seed = args->seed;
+    if (status s = convert(args->gpu, converted.gpu); !s) return s;
+    return run(converted);
+  });
+}
+
 std::int32_t run_from_c(const mha_desc& desc, const attngen_mha_args* args, attngen_error* error,
                         module_run run) noexcept {
   return guarded(error, "converting the C arguments of a module kernel call", [&]() -> status {

@@ -7,14 +7,18 @@ namespace attngen {
 
 namespace {
 
-// A dense view `rows` x `columns` starting `offset` elements into `data`.
+// A dense view of `shape` starting `offset` elements into `data`: read-only over const data.
 tensor_view slice(const void* data, dtype type, std::int64_t offset, std::initializer_list<std::int64_t> shape) {
   return make_tensor(static_cast<const std::uint8_t*>(data) + offset * size_of(type), type, shape);
 }
+tensor_view slice(void* data, dtype type, std::int64_t offset, std::initializer_list<std::int64_t> shape) {
+  return make_tensor(static_cast<std::uint8_t*>(data) + offset * size_of(type), type, shape);
+}
 
-}  // namespace
-
-status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_tensor> tensors, mha_weights& result) {
+// The weights' views in the state_dict's tensors: the weights (state_dict_tensor, read-only) or
+// their gradients (state_dict_gradient, written).
+template <typename Tensor>
+status views_from_state_dict(const mha_desc& desc, std::span<const Tensor> tensors, mha_weights& result) {
   // Built here and given to `result` only on success: an error writes nothing.
   mha_weights weights;
   const std::int64_t E = desc.embed, KVE = desc.kv_embed(), kdim = desc.effective_kdim(), vdim = desc.effective_vdim();
@@ -28,8 +32,8 @@ status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_
   if (desc.projection_bias) keys.insert(keys.end(), {"in_proj_bias", "out_proj.bias"});
   if (desc.bias_kv) keys.insert(keys.end(), {"bias_k", "bias_v"});
 
-  std::vector<const void*> found(keys.size(), nullptr);
-  for (const state_dict_tensor& given : tensors) {
+  std::vector<decltype(Tensor::data)> found(keys.size(), nullptr);
+  for (const Tensor& given : tensors) {
     const std::string name(given.name);
     std::size_t k = 0;
     while (k < keys.size() && keys[k] != given.name) ++k;
@@ -50,7 +54,7 @@ status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_
   };
 
   if (packed) {
-    const void* in_proj = tensor("in_proj_weight");
+    const auto in_proj = tensor("in_proj_weight");
     weights.q_weight = slice(in_proj, type, 0, {E, E});
     weights.k_weight = slice(in_proj, type, E * E, {KVE, E});
     weights.v_weight = slice(in_proj, type, (E + KVE) * E, {KVE, E});
@@ -61,7 +65,7 @@ status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_
   }
   weights.out_weight = slice(tensor("out_proj.weight"), type, 0, {E, E});
   if (desc.projection_bias) {
-    const void* in_bias = tensor("in_proj_bias");
+    const auto in_bias = tensor("in_proj_bias");
     weights.q_bias = slice(in_bias, type, 0, {E});
     weights.k_bias = slice(in_bias, type, E, {KVE});
     weights.v_bias = slice(in_bias, type, E + KVE, {KVE});
@@ -73,6 +77,17 @@ status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_
   }
   result = weights;
   return {};
+}
+
+}  // namespace
+
+status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_tensor> tensors, mha_weights& weights) {
+  return views_from_state_dict(desc, tensors, weights);
+}
+
+status gradients_from_state_dict(const mha_desc& desc, std::span<const state_dict_gradient> gradients,
+                                 mha_weights& d_weights) {
+  return views_from_state_dict(desc, gradients, d_weights);
 }
 
 }  // namespace attngen

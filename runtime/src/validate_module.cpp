@@ -18,16 +18,15 @@ bool same_view(const tensor_view& a, const tensor_view& b) {
   return true;
 }
 
-}  // namespace
-
-status validate(const mha_desc& desc, const mha_args& args) {
-  const module_argument_table table = argument_table(desc);
+// Checks each argument of `table` as `args` gives it. A self-attention kernel reads key and value
+// from the query: they may be omitted, or be the query's own view (as in PyTorch's `module(x, x,
+// x)`), and are then ignored.
+template <typename Args>
+status check_module_arguments(const mha_desc& desc, const module_argument_table& table, const Args& args) {
   std::vector<checked_argument> arguments;
   arguments.reserve(table.size());
   for (const module_argument& argument : table) {
     const tensor_view& view = *given_view(args, argument);
-    // A self-attention kernel reads key and value from the query: they may be omitted, or be the
-    // query's own view (as in PyTorch's `module(x, x, x)`), and are then ignored.
     const bool read_from_query = argument.slot == module_slot::key || argument.slot == module_slot::value;
     if (desc.self_attn && read_from_query) {
       if (!view.empty() && !same_view(view, args.query))
@@ -38,6 +37,19 @@ status validate(const mha_desc& desc, const mha_args& args) {
     arguments.push_back(checked(argument, view));
   }
   return check_arguments(arguments);
+}
+
+}  // namespace
+
+status validate(const mha_desc& desc, const mha_args& args) {
+  return check_module_arguments(desc, argument_table(desc), args);
+}
+
+status validate(const mha_desc& desc, const mha_backward_args& args) {
+  if (!desc.backward)
+    return status(error_code::unexpected_tensor,
+                  "d_output: the kernel's description has no backward pass: add .with_backward()");
+  return check_module_arguments(desc, module_backward_argument_table(desc), args);
 }
 
 }  // namespace attngen

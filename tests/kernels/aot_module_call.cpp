@@ -52,6 +52,42 @@ mha_args aot_module_call::args() {
   return a;
 }
 
+mha_backward_args aot_module_call::backward_args() {
+  const dtype t = p_.desc.element_type;
+  const mha_args forward = args();
+  auto gradient = [&](const std::string& name) {
+    const auto found = p_.inputs.find(name);
+    if (found == p_.inputs.end()) return tensor_view{};
+    std::vector<std::uint8_t>& bytes = gradients_[name];
+    bytes.assign(found->second.values.size() * size_of(t), 0);
+    return dense_view(bytes.data(), t, found->second.shape);
+  };
+  mha_backward_args a;
+  a.query = forward.query;
+  a.key = forward.key;
+  a.value = forward.value;
+  a.weights = forward.weights;
+  a.key_padding_mask = forward.key_padding_mask;
+  a.attn_mask = forward.attn_mask;
+  a.training = forward.training;
+  a.seed = forward.seed;
+  a.d_output = dense_view(inputs_.at("d_output").data(), t, p_.inputs.at("d_output").shape);
+  a.d_query = gradient("query");
+  a.d_key = gradient("key");
+  a.d_value = gradient("value");
+  a.d_weights = {gradient("q_weight"), gradient("k_weight"), gradient("v_weight"), gradient("q_bias"),
+                 gradient("k_bias"),   gradient("v_bias"),   gradient("bias_k"),   gradient("bias_v"),
+                 gradient("out_weight"), gradient("out_bias")};
+  return a;
+}
+
+std::map<std::string, std::vector<float>> aot_module_call::gradients() const {
+  const dtype t = p_.desc.element_type;
+  std::map<std::string, std::vector<float>> decoded;
+  for (const auto& [name, bytes] : gradients_) decoded["d_" + name] = decode(t, bytes.data(), bytes.size() / size_of(t));
+  return decoded;
+}
+
 std::vector<float> aot_module_call::output() const {
   return decode(p_.desc.element_type, output_.data(), output_.size() / size_of(p_.desc.element_type));
 }

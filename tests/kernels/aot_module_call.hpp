@@ -19,6 +19,11 @@ class aot_module_call {
 
   /// Dense views of every tensor the problem's description takes.
   mha_args args();
+  /// The backward's arguments: the same inputs, the problem's "d_output" (add_output_gradient), and
+  /// a gradient of each input and weight, written here.
+  mha_backward_args backward_args();
+  /// The gradients the backward wrote, by name ("d_query", "d_q_weight", ...).
+  std::map<std::string, std::vector<float>> gradients() const;
   /// The stored bytes of input `name` (boolean masks one byte per element).
   const std::vector<std::uint8_t>& input_bytes(const std::string& name) const { return inputs_.at(name); }
   std::vector<float> output() const;
@@ -31,6 +36,7 @@ class aot_module_call {
   const module_problem& p_;
   std::map<std::string, std::vector<std::uint8_t>> inputs_;
   std::vector<std::uint8_t> output_, weights_;
+  std::map<std::string, std::vector<std::uint8_t>> gradients_;  ///< by input name
 };
 
 /// The state_dict of PyTorch's nn.MultiheadAttention for a call's weights when kdim == vdim ==

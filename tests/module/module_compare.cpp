@@ -34,4 +34,12 @@ double module_tolerance_for(const module_problem& p) {
                           p.key_length + d.extra_keys(), d.embed);
 }
 
+double module_gradient_tolerance_for(const module_problem& p) {
+  const mha_desc& d = p.desc;
+  const int keys = p.key_length + d.extra_keys();
+  const int rows = p.batch * std::max(p.query_length, keys);
+  return gradient_tolerance(d.element_type, std::max({d.embed, d.effective_kdim(), d.effective_vdim()}), d.head_dim(),
+                            keys, rows);
+}
+
 }  // namespace attngen::testing

@@ -15,4 +15,8 @@ double scaled_error(const std::vector<float>& kernel, const std::vector<double>&
 /// The tolerance for `p`'s outputs and weights (support/tolerance.hpp's module_tolerance).
 double module_tolerance_for(const module_problem& p);
 
+/// The tolerance for `p`'s gradients: support/tolerance.hpp's gradient_tolerance for the longest of
+/// their reductions (a weight's gradient sums over every row of the batch).
+double module_gradient_tolerance_for(const module_problem& p);
+
 }  // namespace attngen::testing

@@ -5,26 +5,13 @@
 
 #include <catch2/catch.hpp>
 
-#include <cmath>
-
 #include "module/jit_module_backward.hpp"
 #include "module/module_compare.hpp"
 #include "module/pytorch_reference.hpp"
 #include "support/configuration_tests.hpp"
-#include "support/tolerance.hpp"
 
 namespace attngen::testing {
 namespace {
-
-// A gradient sums over up to every row of the batch: the tolerance of gradient_tolerance for the
-// longest of its reductions.
-double module_gradient_tolerance(const module_problem& p) {
-  const mha_desc& d = p.desc;
-  const int keys = p.key_length + d.extra_keys();
-  const int rows = p.batch * std::max(p.query_length, keys);
-  return gradient_tolerance(d.element_type, std::max({d.embed, d.effective_kdim(), d.effective_vdim()}), d.head_dim(),
-                            keys, rows);
-}
 
 void check_gradients(const module_configuration& c) {
   std::vector<module_problem> problems;
@@ -48,7 +35,7 @@ void check_gradients(const module_configuration& c) {
       std::string where;
       const double error = scaled_error(got.at(name), reference, where);
       INFO(where);
-      CHECK(error <= module_gradient_tolerance(p));
+      CHECK(error <= module_gradient_tolerance_for(p));
     }
   }
 }

@@ -19,6 +19,8 @@ struct compiled_kernel {
   status (*run_module)(const mha_args&) = nullptr;          ///< a module kernel's run
   /// An operator kernel's backward pass, where its description has one.
   status (*run_backward)(const attention_backward_args&) = nullptr;
+  /// A module kernel's backward pass, where its description has one.
+  status (*run_module_backward)(const mha_backward_args&) = nullptr;
 };
 
 /// The entry of the generated kernel struct `Kernel`.
@@ -29,8 +31,10 @@ compiled_kernel compiled(std::string_view configuration) {
     k.run_operator = &Kernel::run;
     if constexpr (Kernel::description.backward)
       k.run_backward = static_cast<status (*)(const attention_backward_args&)>(&Kernel::backward);
-  } else
+  } else {
     k.run_module = &Kernel::run;
+    if constexpr (Kernel::description.backward) k.run_module_backward = &Kernel::backward;
+  }
   return k;
 }
 

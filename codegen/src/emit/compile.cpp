@@ -10,6 +10,7 @@
 #include "attngen/codegen/algorithm.hpp"
 #include "attngen/codegen/argument_checks.hpp"
 #include "attngen/codegen/backward.hpp"
+#include "attngen/codegen/module_backward.hpp"
 #include "attngen/codegen/module_algorithm.hpp"
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/schedule_module.hpp"
@@ -108,6 +109,7 @@ std::vector<cpu_part> cpu_parts(const resolved_request& r) {
   if (r.module)
     for (const module_part part : cpu_module_parts(*r.module))
       if (part != module_part::attention) parts.push_back({kernel_variant::general, part});
+  if (r.module && r.module->backward) parts.push_back({kernel_variant::general, module_part::backward});
   if (!r.module && needs_visibility_table(r.op)) parts.push_back({kernel_variant::general, module_part::attention, true});
   if (!r.module && r.op.backward) parts.push_back({kernel_variant::general, module_part::attention, false, true});
   return parts;
@@ -116,6 +118,12 @@ std::vector<cpu_part> cpu_parts(const resolved_request& r) {
 // One part's code for one CPU target. Each target gets its own schedule (vector widths differ).
 Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const std::string& function,
                           const Halide::Target& target) {
+  if (r.module && part.shared == module_part::backward) {
+    module_backward_algorithm m = define_module_backward(
+        *r.module, cpu_module_variant_blocking(*r.module, target, kernel_variant::general), backward_blocking{});
+    schedule_module_backward_cpu(m, target);
+    return runtime_called_module(m.outputs(), m.arguments(), function, target);
+  }
   if (r.module) {
     const blocking tiles = cpu_module_variant_blocking(*r.module, target, part.variant);
     module_algorithm m = define_module(*r.module, tiles, /*bfloat16_as_bits=*/false, part.shared);
@@ -140,6 +148,14 @@ Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const
 // The code for GPU target n: one kernel for every shape; with `backward`, an operator's backward pass
 // (its own module: Halide keeps one device program per module, so the two cannot share one).
 Halide::Module gpu_module(const resolved_request& r, std::size_t n, const std::string& kernel_name, bool backward) {
+  if (backward && r.module) {
+    module_backward_algorithm m = define_module_backward(*r.module, gpu_blocking(r.op), gpu_backward_blocking(r.op),
+                                                         /*bfloat16_as_bits=*/true);
+    schedule_module_backward_gpu(m);
+    return runtime_called_module(m.outputs(), m.arguments(),
+                                 halide_function_name(kernel_name, gpu_backward_part_name(r.gpu_apis[n])),
+                                 r.gpu_targets[n]);
+  }
   if (backward) {
     backward_algorithm b = define_attention_backward(r.op, gpu_backward_blocking(r.op), /*bfloat16_as_bits=*/true);
     schedule_backward_gpu(b);
@@ -306,7 +322,7 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
     // One library per API: the forward's object, and the backward's where the operator has one.
     std::vector<std::string> objects{prefix + ".o"};
     m.compile({{Halide::OutputFileType::object, objects.back()}, {Halide::OutputFileType::c_header, prefix + ".h"}});
-    if (!r.module && r.op.backward) {
+    if (r.module ? r.module->backward : r.op.backward) {
       const std::string backward_prefix =
           request.output_directory + "/" + halide_function_name(request.name, gpu_backward_part_name(r.gpu_apis[n]));
       objects.push_back(backward_prefix + ".o");

@@ -65,10 +65,13 @@ struct wrapper_kind {
   /// body before `return run(args)`; empty: the kind has no typed call.
   std::string typed_parameters, typed_body;
   bool module = false;            ///< modules also get <prefix>_weights_from_state_dict
-  /// An operator with a backward pass: its CPU function (empty part: none), one per GPU API with code
-  /// (in that API's library), and its typed call.
+  /// A description with a backward pass: its CPU function (empty part: none), one per GPU API with
+  /// code (in that API's library).
   function backward;
   std::vector<function> backward_gpu;
+  /// The backward's args struct, its C struct, its contract's header, and the runtime function that
+  /// runs it; its typed call (empty parameters: none).
+  std::string backward_args_type, backward_c_args_type, backward_header, backward_run_function;
   std::string backward_typed_parameters, backward_typed_body;
 };
 
@@ -140,9 +143,9 @@ std::string emit_c_header(const wrapper_kind& kind, const std::string& prefix, c
     << " * code, also written with its message to `error` unless NULL. On error nothing is written. */\n"
     << "int32_t " << prefix << "_run(const " << kind.c_args_type << "* args, attngen_error* error);\n\n";
   if (!kind.backward.part.empty())
-    h << "/* The backward pass (see attngen/runtime/attention_backward_call.hpp): validates `args`, then writes\n"
+    h << "/* The backward pass (see " << kind.backward_header << "): validates `args`, then writes\n"
       << " * the gradients where the tensors are. Returns as _run does; on error nothing is written. */\n"
-      << "int32_t " << prefix << "_backward(const attngen_attention_backward_args* args, attngen_error* error);\n\n";
+      << "int32_t " << prefix << "_backward(const " << kind.backward_c_args_type << "* args, attngen_error* error);\n\n";
   if (kind.module)
     h << "/* Views of the weights in a PyTorch state_dict of this module (see\n"
       << " * attngen::weights_from_state_dict in attngen/runtime/module_call.hpp); `weights` is written only\n"
@@ -194,11 +197,11 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       << "  /// view of const memory is not an output), so a missing or extra tensor does not compile.\n"
       << "  static attngen::status run(" << kind.typed_parameters << ", const attngen::gpu_options& gpu = {});\n";
   if (!kind.backward.part.empty())
-    h << "  /// The backward pass (attngen/runtime/attention_backward_call.hpp): validates `args`, then writes\n"
-      << "  /// the gradients from the forward's output and log-sum-exp and the output's gradient, where the\n"
-      << "  /// tensors are (as run does). On error nothing is written.\n"
-      << "  static attngen::status backward(const attngen::attention_backward_args& args);\n"
-      << "  /// The same, on exactly the tensors the backward pass takes.\n"
+    h << "  /// The backward pass (" << kind.backward_header << "): validates `args`, then writes the\n"
+      << "  /// gradients, where the tensors are (as run does). On error nothing is written.\n"
+      << "  static attngen::status backward(const " << kind.backward_args_type << "& args);\n";
+  if (!kind.backward_typed_parameters.empty())
+    h << "  /// The same, on exactly the tensors the backward pass takes.\n"
       << "  static attngen::status backward(" << kind.backward_typed_parameters
       << ", const attngen::gpu_options& gpu = {});\n";
   h << "};\n" << close_ns;
@@ -283,12 +286,13 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     c << "\nattngen::status " << name << "::run(" << kind.typed_parameters << ", const attngen::gpu_options& gpu) {\n"
       << kind.typed_body << "}\n";
   if (!kind.backward.part.empty())
-    c << "\nattngen::status " << name << "::backward(const attngen::attention_backward_args& args) {\n"
-      << "  static constexpr attngen::detail::kernel_entries<attngen::detail::generated_entry> entries{&"
+    c << "\nattngen::status " << name << "::backward(const " << kind.backward_args_type << "& args) {\n"
+      << "  static constexpr attngen::detail::kernel_entries<" << kind.entry_type << "> entries{&"
       << call(kind.backward.part) << ", " << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("cuda")) << ", "
       << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("opencl")) << "};\n"
-      << "  return attngen::detail::run_attention_backward(description, args, entries);\n}\n"
-      << "\nattngen::status " << name << "::backward(" << kind.backward_typed_parameters
+      << "  return " << kind.backward_run_function << "(description, args, entries);\n}\n";
+  if (!kind.backward_typed_parameters.empty())
+    c << "\nattngen::status " << name << "::backward(" << kind.backward_typed_parameters
       << ", const attngen::gpu_options& gpu) {\n"
       << kind.backward_typed_body << "}\n";
   c << close_ns;
@@ -299,10 +303,10 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     << "  return attngen::detail::run_from_c(" << qualified << "::description, args, error, &" << qualified
     << "::run);\n}\n\n";
   if (!kind.backward.part.empty())
-    c << "int32_t " << prefix << "_backward(const attngen_attention_backward_args* args, attngen_error* error) {\n"
+    c << "int32_t " << prefix << "_backward(const " << kind.backward_c_args_type << "* args, attngen_error* error) {\n"
       << "  return attngen::detail::run_from_c(" << qualified << "::description, args, error,\n"
-      << "                                     static_cast<attngen::status (*)(const attngen::attention_backward_args&)>(&"
-      << qualified << "::backward));\n}\n\n";
+      << "                                     static_cast<attngen::status (*)(const " << kind.backward_args_type
+      << "&)>(&" << qualified << "::backward));\n}\n\n";
   if (kind.module)
     c << "int32_t " << prefix << "_weights_from_state_dict(const attngen_state_dict_tensor* tensors, size_t count,\n"
       << "                                attngen_mha_weights* weights, attngen_error* error) {\n"
@@ -387,6 +391,10 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
     const backward_argument_table_type backward = backward_arguments(desc);
     kind.backward = {backward_part_name, buffer_arguments(0, backward.size())};
     for (const auto& api : gpu_apis) kind.backward_gpu.push_back({gpu_backward_part_name(api), kind.backward.call_arguments});
+    kind.backward_args_type = "attngen::attention_backward_args";
+    kind.backward_c_args_type = "attngen_attention_backward_args";
+    kind.backward_header = "attngen/runtime/attention_backward_call.hpp";
+    kind.backward_run_function = "attngen::detail::run_attention_backward";
     std::tie(kind.backward_typed_parameters, kind.backward_typed_body) =
         typed_call(backward, desc.captures, "attngen::detail::attention_backward_args_of", ", gpu", "backward");
   }
@@ -443,6 +451,14 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
     tensors += (tensors.empty() ? "" : ", ") + parameter + ".view";
   }
   if (dropout) kind.typed_parameters += ", bool training, std::uint64_t seed";
+  if (desc.backward) {
+    kind.backward = {backward_part_name, call_of(module_part::backward)};
+    for (const auto& api : gpu_apis) kind.backward_gpu.push_back({gpu_backward_part_name(api), kind.backward.call_arguments});
+    kind.backward_args_type = "attngen::mha_backward_args";
+    kind.backward_c_args_type = "attngen_mha_backward_args";
+    kind.backward_header = "attngen/runtime/module_call.hpp";
+    kind.backward_run_function = "attngen::detail::run_module_backward";
+  }
   kind.typed_parameters.erase(0, 2);
   kind.typed_body = "  const attngen::tensor_view tensors[] = {" + tensors + "};\n" +
                     "  return run(attngen::detail::mha_args_of(description, tensors, weights, " +

@@ -33,12 +33,20 @@ void schedule_weights(recomputed_weights& w, const LoopLevel& at, const Var& j, 
     f->compute_at(at).vectorize(j, lanes, TailStrategy::GuardWithIf);
 }
 
-// Features per register tile row: `most` vectors, or fewer, or every feature where no count of
-// vectors divides them.
-int features_per_tile(int features, int lanes, int most) {
+// A register tile row's features and their vector width: `most` vectors of every lane where they
+// divide the count; else vectors of the widest power of two that divides it, as many as divide it
+// within `most` vectors' worth, so every tile is whole (an update's vectors cannot shift inwards).
+struct feature_tile {
+  int features, width;
+};
+feature_tile features_per_tile(int features, int lanes, int most) {
   for (int vectors = most; vectors >= 1; vectors /= 2)
-    if (features % (vectors * lanes) == 0) return vectors * lanes;
-  return features;
+    if (features % (vectors * lanes) == 0) return {vectors * lanes, lanes};
+  int width = lanes;
+  while (features % width != 0) width /= 2;
+  int vectors = std::max(1, most * lanes / width);
+  while ((features / width) % vectors != 0) --vectors;
+  return {vectors * width, width};
 }
 
 // Register tiles: each of `partials`, a sum over a tile's terms, computed per register tile of 4 rows
@@ -47,7 +55,7 @@ int features_per_tile(int features, int lanes, int most) {
 void schedule_register_tiles(Func& total, const std::vector<Func>& partials, const Var& feature, const Var& row,
                              const RVar& term,
                              const std::vector<VarOrRVar>& tiles, int features, int vectors, int lanes) {
-  const int tile_features = features_per_tile(features, lanes, vectors), width = std::min(lanes, tile_features);
+  const auto [tile_features, width] = features_per_tile(features, lanes, vectors);
   constexpr int rows_per_tile = 4;
   Var features_outer("features_outer"), features_inner("features_inner"), rows_outer("rows_outer"),
       rows_inner("rows_inner");

@@ -1,6 +1,7 @@
 #include "attngen/codegen/schedule_module.hpp"
 
 #include "attngen/codegen/schedule_gpu.hpp"
+#include "gpu_tiles.hpp"
 
 namespace attngen::codegen {
 
@@ -8,15 +9,20 @@ using namespace Halide;
 
 namespace {
 
-// A thread block covers 32 x 8 elements of a two-dimensional tile; rows that each thread of a matrix
-// product keeps in registers.
-constexpr int tile_x = 32;
-constexpr int tile_y = 8;
+// Rows that each thread of a matrix product keeps in registers.
 constexpr int product_rows_per_thread = 4;
 
-// Threads over 32 x 8 tiles of the stage's dimensions `x` and `y`, thread blocks over the tiles and
-// `outer` (one dimension, or two fused). Tails are guarded: these stages read unclamped inputs.
-// Returns the innermost thread variable, for stages computed per thread.
+// A row reduction (i, h, b) whose partials Func is computed per row: one thread per row.
+void schedule_row_reduction_gpu(Func total, Func partials, const module_algorithm& m) {
+  Var io("io"), ii("ii");
+  total.compute_root();
+  for (Stage stage : {Stage(total), total.update()})
+    stage.split(m.i, io, ii, tile_x, TailStrategy::GuardWithIf).gpu_blocks(io, m.h, m.b).gpu_threads(ii);
+  partials.compute_at(total, ii);
+}
+
+}  // namespace
+
 Var gpu_tiles(Stage stage, VarOrRVar x, VarOrRVar y, const std::vector<VarOrRVar>& outer) {
   Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
   stage.split(x, xo, xi, tile_x, TailStrategy::GuardWithIf).split(y, yo, yi, tile_y, TailStrategy::GuardWithIf);
@@ -30,15 +36,11 @@ Var gpu_tiles(Stage stage, VarOrRVar x, VarOrRVar y, const std::vector<VarOrRVar
   return xi;
 }
 
-// The same over a Func's dimensions in order: the first two tiled, the rest across blocks.
 Var gpu_tiles(Func f) {
   const std::vector<Var> args = f.args();
   return gpu_tiles(f, args[0], args[1], std::vector<VarOrRVar>(args.begin() + 2, args.end()));
 }
 
-// The matrix product: each thread computes `product_rows_per_thread` rows of one output feature,
-// their sums in registers over the whole input. Tiles run past the ends (the algorithm clamps its
-// reads). W is transposed once so that a warp's 32 features read one coalesced run per input.
 void schedule_linear_gpu(linear_funcs& f, const module_algorithm& m) {
   const Var n = m.n, i = m.i, b = m.b;
   Var no("no"), ni("ni"), io("io"), ii("ii"), iy("iy"), ir("ir");
@@ -57,17 +59,6 @@ void schedule_linear_gpu(linear_funcs& f, const module_algorithm& m) {
   f.product.compute_at(f.result, ni).unroll(i);
   f.product.update().reorder(n, i, f.reduction.x, f.reduction.y).unroll(i);
 }
-
-// A row reduction (i, h, b) whose partials Func is computed per row: one thread per row.
-void schedule_row_reduction_gpu(Func total, Func partials, const module_algorithm& m) {
-  Var io("io"), ii("ii");
-  total.compute_root();
-  for (Stage stage : {Stage(total), total.update()})
-    stage.split(m.i, io, ii, tile_x, TailStrategy::GuardWithIf).gpu_blocks(io, m.h, m.b).gpu_threads(ii);
-  partials.compute_at(total, ii);
-}
-
-}  // namespace
 
 void schedule_module_gpu(module_algorithm& m) {
   std::vector<linear_funcs*> projections = {&m.out_projection};

@@ -157,6 +157,20 @@ typedef struct attngen_mha_args {
   attngen_gpu_options gpu;
 } attngen_mha_args;
 
+/* A module's backward call: attngen::mha_backward_args; shape contract in attngen/runtime/module_call.hpp. */
+typedef struct attngen_mha_backward_args {
+  attngen_tensor query, key, value;
+  attngen_mha_weights weights;
+  attngen_tensor key_padding_mask;
+  attngen_tensor attn_mask;
+  int32_t training; /* nonzero applies dropout, as the forward call did */
+  uint64_t seed;
+  attngen_tensor d_output;
+  attngen_tensor d_query, d_key, d_value; /* written */
+  attngen_mha_weights d_weights;          /* written */
+  attngen_gpu_options gpu;
+} attngen_mha_backward_args;
+
 /* One tensor of a PyTorch state_dict: its key (NUL-terminated) and its dense data. */
 typedef struct attngen_state_dict_tensor {
   const char* name;

@@ -60,6 +60,35 @@ struct mha_args {
 /// Checks `args` against `desc` and the shape contract above; the first problem found is returned.
 status validate(const mha_desc& desc, const mha_args& args);
 
+/// The arguments of a module's backward pass (a description with .with_backward()): the forward
+/// call's inputs, weights, masks and dropout scalars as it took them (the forward is recomputed:
+/// nothing of it is kept between the calls), the loss's gradient of the output, and the gradients
+/// written, each of its input's shape and type:
+///   d_output   like output       the loss's gradient of the module's output
+///   d_query    like query        written; with self_attention, the gradient of the one input
+///   d_key, d_value               written, without self_attention
+///   d_weights  like weights      written: q_weight, k_weight, v_weight, [biases], [bias_k, bias_v],
+///                                out_weight, [out_bias], as PyTorch's (out, in) layout. Views made by
+///                                weights_from_state_dict over the parameters' .grad tensors write the
+///                                state_dict's layout (in_proj_weight packed) in place.
+/// The same seed (with training) drops the same weights as the forward call. Each gradient is summed
+/// in a fixed order: the same bits for any number of threads. B == 0 or L == 0 writes zero gradients.
+struct mha_backward_args {
+  tensor_view query, key, value;
+  mha_weights weights;
+  tensor_view key_padding_mask;  ///< only if the description has one
+  tensor_view attn_mask;         ///< only if the description has one
+  bool training = false;
+  std::uint64_t seed = 0;
+  tensor_view d_output;
+  tensor_view d_query, d_key, d_value;
+  mha_weights d_weights;
+  gpu_options gpu;  ///< where the call runs when not where its tensors are; CUDA context and stream
+};
+
+/// Checks `args` against `desc` (which must have .with_backward()) and the shape contract above.
+status validate(const mha_desc& desc, const mha_backward_args& args);
+
 namespace detail {
 
 /// The arguments of a generated module's typed call, run(query, ..., weights, ..., output, ...):
@@ -87,5 +116,19 @@ struct state_dict_tensor {
 /// `tensors` is any contiguous range of them: a std::vector, a std::array or a C array, e.g.
 /// `const state_dict_tensor state[] = {{"in_proj_weight", w}, ...}; weights_from_state_dict(desc, state, weights)`.
 status weights_from_state_dict(const mha_desc& desc, std::span<const state_dict_tensor> tensors, mha_weights& weights);
+
+/// A gradient of a PyTorch state_dict's tensor: its key and the memory a backward call writes it to,
+/// dense row-major in the description's element type (e.g. `param.grad.data_ptr()` of
+/// `module.in_proj_weight`).
+struct state_dict_gradient {
+  std::string_view name;
+  void* data;
+};
+
+/// Writable views of the weights' gradients in the state_dict's layout (the same keys and packing as
+/// weights_from_state_dict), for mha_backward_args::d_weights: a backward call then writes
+/// `in_proj_weight`'s gradient (q, k and v packed) in place, as an optimiser over the state_dict wants.
+status gradients_from_state_dict(const mha_desc& desc, std::span<const state_dict_gradient> gradients,
+                                 mha_weights& d_weights);
 
 }  // namespace attngen

@@ -16,6 +16,7 @@ namespace attngen::detail {
 using attention_run = status (*)(const attention_args&);
 using module_run = status (*)(const mha_args&);
 using backward_run = status (*)(const attention_backward_args&);
+using module_backward_run = status (*)(const mha_backward_args&);
 
 /// `run(args)`, or the error that converting `args` found; the code returned and copied to `error`.
 /// The tensors are converted in the order of the schema of `desc` (attngen/arguments.hpp,
@@ -27,6 +28,8 @@ std::int32_t run_from_c(const mha_desc& desc, const attngen_mha_args* args, attn
                         module_run run) noexcept;
 std::int32_t run_from_c(const attention_desc& desc, const attngen_attention_backward_args* args, attngen_error* error,
                         backward_run run) noexcept;
+std::int32_t run_from_c(const mha_desc& desc, const attngen_mha_backward_args* args, attngen_error* error,
+                        module_backward_run run) noexcept;
 
 /// weights_from_state_dict for C: `weights` is written only on success.
 std::int32_t weights_from_state_dict_from_c(const mha_desc& desc, const attngen_state_dict_tensor* tensors,

@@ -104,6 +104,12 @@ struct module_entries {
 /// kernel".
 status run_module_kernel(const mha_desc& desc, const mha_args& args, const module_entries& entries) noexcept;
 
+/// Validates, then runs a module's backward pass (one pipeline on every device) where the call's
+/// tensors are: each entry takes the buffers of module_backward_arguments(desc) in order. With no
+/// output row every gradient is filled with 0. Throws nothing.
+status run_module_backward(const mha_desc& desc, const mha_backward_args& args,
+                           const kernel_entries<generated_module_entry>& entries) noexcept;
+
 /// The kernel variant for a module call's shape (any variant when the arguments are malformed).
 kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile);
 

@@ -1,0 +1,59 @@
+// A module's backward pass: validation against the module backward schema, then its one generated
+// pipeline for where the tensors are, on their Halide buffers.
+#include <algorithm>
+#include <iterator>
+
+#include "attngen/runtime/detail/kernel_bridge.hpp"
+#include "call_context.hpp"
+#include "caught_exception.hpp"
+#include "gpu_call.hpp"
+#include "module_views.hpp"
+
+namespace attngen::detail {
+
+namespace {
+
+status run_module_backward_call(const mha_desc& desc, const mha_backward_args& args,
+                                const kernel_entries<generated_module_entry>& entries) {
+  if (status s = validate(desc, args); !s) return s;
+  const device_kind device = device_of_call(args.query, args.gpu);
+  generated_module_entry entry = nullptr;
+  if (status s = entry_for(device, entries, "query", entry); !s) return s;
+  call_context context = context_for(device, args.gpu);
+  gpu_call gpu(context, device);
+  const module_argument_table arguments = module_backward_arguments(desc);
+  const int batch_dim = desc.batch_major ? 0 : 1;
+  const std::int64_t batch = args.query.shape[batch_dim], queries = args.query.shape[1 - batch_dim];
+  const std::int64_t keys = desc.self_attn ? queries : args.key.shape[1 - batch_dim];
+  if (batch == 0 || queries == 0) {
+    // No output row: every gradient is 0.
+    for (const module_argument& argument : arguments)
+      if (argument.is_output())
+        if (status s = gpu.fill(*given_view(args, argument), 0.0f); !s) return s;
+    return {};
+  }
+  if (device != device_kind::host && keys == 0)
+    return status(error_code::wrong_shape, "key: no input keys (S = 0) runs on the CPU only; on a GPU give at least one key");
+  static const tensor_view none;
+  const tensor_view* views[module_argument_capacity];
+  std::fill(std::begin(views), std::end(views), &none);
+  for (int n = 0; n < arguments.size(); ++n) views[n] = given_view(args, arguments[n]);
+  kernel_buffers<module_argument_capacity> buffers;
+  if (status s = buffers.attach(gpu, views, arguments.first_output(), device != device_kind::host); !s) return s;
+  int result = entry(&context, buffers.data(), args.training, args.seed);
+  if (result == 0) result = gpu.copy_outputs_back();
+  return finish_call(context, result, "the module's backward pass");
+}
+
+}  // namespace
+
+status run_module_backward(const mha_desc& desc, const mha_backward_args& args,
+                           const kernel_entries<generated_module_entry>& entries) noexcept {
+  try {
+    return run_module_backward_call(desc, args, entries);
+  } catch (...) {
+    return status_of_caught_exception("running the module's backward pass");
+  }
+}
+
+}  // namespace attngen::detail
