@@ -227,6 +227,7 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "MHA H16 D64, LSE, with backward",
      .tags = "[backward]",
      .desc = attention().heads(16).head_dim(64).return_lse().with_backward(),
+     .gpu = {{{1, 40, 33}, host_tensors_copied}},
      .backward = {{2, 17, 40}},
      .bench = {{"train_mha", {4, 512, 512}}}},
     {.name = "long_causal",
@@ -1016,6 +1017,7 @@ inline constexpr module_configuration module_table[] = {
                  .key_padding_mask(mask_kind::boolean)
                  .attn_mask(mask_kind::additive, attn_mask_shape::b_h_l_s)
                  .with_backward(),
+     .gpu = {{{2, 5, 7}, host_tensors_copied}, {{1, 17, 33}, device_tensors}},
      .backward = {{2, 5, 7}, {1, 17, 33}}},
     {.name = "module_backward_self_attention",
      .about = "E32 H4 KVH1 self-attention without bias, causal top-left, float key padding, with backward",
@@ -1033,10 +1035,12 @@ inline constexpr module_configuration module_table[] = {
      .about = "E24 H4 dropout 0.3 in training, boolean (B x H, L, S) mask, with backward",
      .desc = module_base.dropout(0.3f).attn_mask(mask_kind::boolean, attn_mask_shape::bh_l_s).with_backward(),
      .aot = {{2, 5, 7}},
+     .gpu = {{{1, 33, 20}, device_tensors}},
      .backward = {{2, 5, 7}, {1, 33, 20}}},
     {.name = "module_backward_bf16",
      .about = "bf16 E48 H6 KVH3, batch_first, with backward",
      .desc = multihead_attention().embed_dim(48).heads(6).kv_heads(3).batch_first(true).element(dtype::bf16).with_backward(),
+     .gpu = {{{2, 5, 7}, host_tensors_copied}},
      .backward = {{2, 5, 7}, {1, 17, 33}}},
 };
 

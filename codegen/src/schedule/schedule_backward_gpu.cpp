@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "attngen/codegen/backward.hpp"
@@ -35,12 +36,15 @@ void schedule_grid(Func& f, const Var& x, const Var& y, const Var& z, const Var&
       .gpu_threads(xi, yi);
 }
 
-// The weights of one (key block, query tile, head), in shared memory at `at` (stored at `storage`,
-// outside the loop that `at` is in: see schedule_gpu), a thread per (key, query).
+// The weights of one (key block, query tile, head), in shared memory at `at`, a thread per (key,
+// query). They are stored at `storage`, outside the loop that `at` is in (see schedule_gpu), folded
+// to one tile along the dimensions `folded` that the loop walks: (dimension, extent) pairs.
 void schedule_weights_gpu(recomputed_weights& w, const LoopLevel& at, const LoopLevel& storage, const Var& j,
-                          const Var& i, const backward_blocking& tiles) {
-  for (Func* f : {&w.dot, &w.value_gradient, &w.weight, &w.dropped_weight, &w.score_gradient})
-    f->compute_at(at).store_at(storage).bound_extent(j, tiles.key_block).bound_extent(i, tiles.query_tile).gpu_threads(j, i);
+                          const Var& i, const std::vector<std::pair<Var, int>>& folded) {
+  for (Func* f : {&w.dot, &w.value_gradient, &w.weight, &w.dropped_weight, &w.score_gradient}) {
+    f->compute_at(at).store_at(storage).gpu_threads(j, i);
+    for (const auto& [dimension, extent] : folded) f->fold_storage(dimension, extent);
+  }
   for (Func* product : {&w.dot, &w.value_gradient}) product->update().gpu_threads(j, i);
 }
 
@@ -90,7 +94,8 @@ void schedule_backward_gpu(backward_algorithm& a) {
         .unroll(xi);
     for (Func* sum : {&a.dk_tile_sums, &a.dv_tile_sums})
       schedule_thread_sum(*sum, LoopLevel(a.key_sums, xo), a.x, a.jj, per_thread);
-    schedule_weights_gpu(a.for_keys, LoopLevel(a.key_sums, a.key_rows.y), LoopLevel(a.key_sums, a.jb), a.j, a.i, tiles);
+    schedule_weights_gpu(a.for_keys, LoopLevel(a.key_sums, a.key_rows.y), LoopLevel(a.key_sums, a.jb), a.j, a.i,
+                         {{a.i, tiles.query_tile}, {a.h, 1}});
     schedule_grid(a.dk, a.d, a.j, a.g, a.b);
     schedule_grid(a.dv, a.e, a.j, a.g, a.b);
   }
@@ -119,7 +124,8 @@ void schedule_backward_gpu(backward_algorithm& a) {
         .gpu_threads(d_outer, a.ii)
         .unroll(d_inner);
     schedule_thread_sum(a.dq_block_sums, LoopLevel(a.dq_sum, d_outer), a.d, a.ii, per_thread);
-    schedule_weights_gpu(a.for_dq, LoopLevel(a.dq_sum, a.query_columns.x), LoopLevel(a.dq, a.it), a.j, a.i, tiles);
+    schedule_weights_gpu(a.for_dq, LoopLevel(a.dq_sum, a.query_columns.x), LoopLevel(a.dq, a.it), a.j, a.i,
+                         {{a.j, tiles.key_block}});
   }
 
   if (a.d_sinks.defined()) {

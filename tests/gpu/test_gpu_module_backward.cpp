@@ -1,0 +1,98 @@
+// Module backward passes generated with GPU targets, run on the program's GPU API against PyTorch's
+// autograd in float64: the kernel gpu_<name> of each module configuration of the registry with a
+// backward and GPU calls, at those calls, with host tensors copied and with device tensors.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "attngen/runtime/device_tensor.hpp"
+#include "compiled_kernels.hpp"
+#include "gpu/gpu_availability.hpp"
+#include "kernels/aot_module_call.hpp"
+#include "module/module_compare.hpp"
+#include "module/pytorch_reference.hpp"
+#include "support/configuration_tests.hpp"
+
+using namespace attngen;
+using namespace attngen::testing;
+
+namespace {
+
+// Runs the backward on the tested GPU with the call's tensors where `where` says; the gradients end
+// up in `call`.
+status run_backward_on_gpu(const compiled_kernel& kernel, aot_module_call& call, placement where) {
+  mha_backward_args args = call.backward_args();
+  if (where == placement::host_tensors_copied) {
+    args.gpu.run_host_tensors_on = tested_device();
+    return kernel.run_module_backward(args);
+  }
+  mha_weights &w = args.weights, &dw = args.d_weights;
+  const std::vector<tensor_view*> inputs{&args.query, &args.key, &args.value, &w.q_weight, &w.k_weight, &w.v_weight,
+                                         &w.q_bias, &w.k_bias, &w.v_bias, &w.bias_k, &w.bias_v, &w.out_weight,
+                                         &w.out_bias, &args.key_padding_mask, &args.attn_mask, &args.d_output};
+  const std::vector<tensor_view*> gradients{&args.d_query, &args.d_key, &args.d_value, &dw.q_weight, &dw.k_weight,
+                                            &dw.v_weight, &dw.q_bias, &dw.k_bias, &dw.v_bias, &dw.bias_k,
+                                            &dw.bias_v, &dw.out_weight, &dw.out_bias};
+  std::vector<std::unique_ptr<device_tensor>> held_inputs, held_gradients;
+  for (auto [views, held] : {std::pair{&inputs, &held_inputs}, std::pair{&gradients, &held_gradients}})
+    for (tensor_view* view : *views) {
+      if (view->empty()) continue;
+      held->push_back(std::make_unique<device_tensor>(*view, tested_device()));
+      REQUIRE(held->back()->result().ok());
+      *view = held->back()->view();
+    }
+  const status s = kernel.run_module_backward(args);
+  for (const auto& gradient : held_gradients) REQUIRE(gradient->copy_to_host().ok());
+  return s;
+}
+
+void check_backward_on_gpu(const compiled_kernel& kernel, const module_configuration& c,
+                           const std::vector<shape>& calls, placement where) {
+  std::vector<module_problem> problems;
+  std::uint32_t seed = 31;
+  for (const shape& s : calls) {
+    module_problem p = make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++);
+    p.training = c.desc.has_dropout();
+    add_output_gradient(p, seed++);
+    problems.push_back(std::move(p));
+  }
+  const std::vector<module_gradients> expected = pytorch_gradients(problems);
+  for (std::size_t n = 0; n < problems.size(); ++n) {
+    INFO(problems[n].name());
+    aot_module_call call(problems[n]);
+    const status s = run_backward_on_gpu(kernel, call, where);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    const auto got = call.gradients();
+    for (const auto& [name, reference] : expected[n]) {
+      INFO(name);
+      std::string worst;
+      const double error = scaled_error(got.at(name), reference, worst);
+      INFO(worst);
+      CHECK(error <= module_gradient_tolerance_for(problems[n]));
+    }
+  }
+}
+
+const bool registered = [] {
+  for (const module_configuration& c : module_configurations) {
+    if (!c.desc.backward || !cannot_run(tested_backend(), c.desc).empty()) continue;
+    for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
+      const std::vector<shape> calls = calls_with(c.gpu, where);
+      if (calls.empty()) continue;
+      register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
+                             ": the module's backward matches PyTorch's autograd at " + sizes_text(calls),
+                         "[gpu][module][backward]", [&c, where, calls] {
+                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
+                           REQUIRE(kernel != nullptr);
+                           REQUIRE(kernel->run_module_backward != nullptr);
+                           check_backward_on_gpu(*kernel, c, calls, where);
+                         });
+    }
+  }
+  return true;
+}();
+
+}  // namespace
