@@ -68,11 +68,9 @@ status run_backward_call(const attention_desc& desc, const attention_backward_ar
     const tensor_view* given = given_view(args, arguments[n]);
     views[n] = given != nullptr ? given : &scalars;
   }
-  kernel_buffers<backward_slot_count> buffers;
-  if (status s = buffers.attach(gpu, views, arguments.first_output(), device != device_kind::host); !s) return s;
-  int result = entry(&context, buffers.data());
-  if (result == 0) result = gpu.copy_outputs_back();
-  return finish_call(context, result, "the backward pass");
+  return run_on_buffers(
+      context, gpu, device, views, arguments.first_output(),
+      [&](halide_buffer_t* const* buffers) { return entry(&context, buffers); }, "the backward pass");
 }
 
 }  // namespace

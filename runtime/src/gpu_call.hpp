@@ -83,6 +83,18 @@ class kernel_buffers {
   int count_ = 0;
 };
 
+// Attaches `views` where the call runs (those from `first_output` on are outputs), calls `entry` with
+// their buffers, copies the outputs back from a GPU, and gives the status of the call of `what`.
+template <int N, typename Entry>
+status run_on_buffers(call_context& context, gpu_call& gpu, device_kind device, const tensor_view* const (&views)[N],
+                      int first_output, Entry entry, const char* what) {
+  kernel_buffers<N> buffers;
+  if (status s = buffers.attach(gpu, views, first_output, device != device_kind::host); !s) return s;
+  int result = entry(buffers.data());
+  if (result == 0) result = gpu.copy_outputs_back();
+  return finish_call(context, result, what);
+}
+
 // A call's context: on a GPU, with the app's CUDA context and stream when it gives them.
 call_context context_for(device_kind device, const gpu_options& gpu);
 

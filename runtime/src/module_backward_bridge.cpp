@@ -38,11 +38,10 @@ status run_module_backward_call(const mha_desc& desc, const mha_backward_args& a
   const tensor_view* views[module_argument_capacity];
   std::fill(std::begin(views), std::end(views), &none);
   for (int n = 0; n < arguments.size(); ++n) views[n] = given_view(args, arguments[n]);
-  kernel_buffers<module_argument_capacity> buffers;
-  if (status s = buffers.attach(gpu, views, arguments.first_output(), device != device_kind::host); !s) return s;
-  int result = entry(&context, buffers.data(), args.training, args.seed);
-  if (result == 0) result = gpu.copy_outputs_back();
-  return finish_call(context, result, "the module's backward pass");
+  return run_on_buffers(
+      context, gpu, device, views, arguments.first_output(),
+      [&](halide_buffer_t* const* buffers) { return entry(&context, buffers, args.training, args.seed); },
+      "the module's backward pass");
 }
 
 }  // namespace

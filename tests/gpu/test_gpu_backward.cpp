@@ -4,12 +4,11 @@
 // GPU backward's gradients against the float64 reference's.
 #include <catch2/catch.hpp>
 
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "attngen/runtime/device_tensor.hpp"
 #include "compiled_kernels.hpp"
+#include "gpu/device_copies.hpp"
 #include "gpu/gpu_availability.hpp"
 #include "kernels/aot_backward_call.hpp"
 #include "kernels/aot_call.hpp"
@@ -33,16 +32,9 @@ status run_backward_on_gpu(const compiled_kernel& kernel, attention_backward_arg
   std::vector<tensor_view*> gradients{&args.dq, &args.dk, &args.dv, &args.d_sinks, &args.d_scalars};
   for (tensor_view& capture : args.captures) inputs.push_back(&capture);
   for (tensor_view& gradient : args.d_captures) gradients.push_back(&gradient);
-  std::vector<std::unique_ptr<device_tensor>> held_inputs, held_gradients;
-  for (auto [views, held] : {std::pair{&inputs, &held_inputs}, std::pair{&gradients, &held_gradients}})
-    for (tensor_view* view : *views) {
-      if (view->empty()) continue;
-      held->push_back(std::make_unique<device_tensor>(*view, tested_device()));
-      REQUIRE(held->back()->result().ok());
-      *view = held->back()->view();
-    }
+  device_copies on_device(inputs, gradients);
   const status s = kernel.run_backward(args);
-  for (const auto& gradient : held_gradients) REQUIRE(gradient->copy_to_host().ok());
+  on_device.copy_outputs_back();
   return s;
 }
 

@@ -3,14 +3,13 @@
 // backward and GPU calls, at those calls, with host tensors copied and with device tensors.
 #include <catch2/catch.hpp>
 
-#include <memory>
 #include <vector>
 
-#include "attngen/runtime/device_tensor.hpp"
 #include "compiled_kernels.hpp"
+#include "gpu/device_copies.hpp"
 #include "gpu/gpu_availability.hpp"
 #include "kernels/aot_module_call.hpp"
-#include "module/module_compare.hpp"
+#include "module/module_backward_check.hpp"
 #include "module/pytorch_reference.hpp"
 #include "support/configuration_tests.hpp"
 
@@ -34,44 +33,22 @@ status run_backward_on_gpu(const compiled_kernel& kernel, aot_module_call& call,
   const std::vector<tensor_view*> gradients{&args.d_query, &args.d_key, &args.d_value, &dw.q_weight, &dw.k_weight,
                                             &dw.v_weight, &dw.q_bias, &dw.k_bias, &dw.v_bias, &dw.bias_k,
                                             &dw.bias_v, &dw.out_weight, &dw.out_bias};
-  std::vector<std::unique_ptr<device_tensor>> held_inputs, held_gradients;
-  for (auto [views, held] : {std::pair{&inputs, &held_inputs}, std::pair{&gradients, &held_gradients}})
-    for (tensor_view* view : *views) {
-      if (view->empty()) continue;
-      held->push_back(std::make_unique<device_tensor>(*view, tested_device()));
-      REQUIRE(held->back()->result().ok());
-      *view = held->back()->view();
-    }
+  device_copies on_device(inputs, gradients);
   const status s = kernel.run_module_backward(args);
-  for (const auto& gradient : held_gradients) REQUIRE(gradient->copy_to_host().ok());
+  on_device.copy_outputs_back();
   return s;
 }
 
 void check_backward_on_gpu(const compiled_kernel& kernel, const module_configuration& c,
                            const std::vector<shape>& calls, placement where) {
-  std::vector<module_problem> problems;
-  std::uint32_t seed = 31;
-  for (const shape& s : calls) {
-    module_problem p = make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++);
-    p.training = c.desc.has_dropout();
-    add_output_gradient(p, seed++);
-    problems.push_back(std::move(p));
-  }
+  const std::vector<module_problem> problems = make_module_backward_problems(c.desc, calls, 31);
   const std::vector<module_gradients> expected = pytorch_gradients(problems);
   for (std::size_t n = 0; n < problems.size(); ++n) {
-    INFO(problems[n].name());
     aot_module_call call(problems[n]);
     const status s = run_backward_on_gpu(kernel, call, where);
-    INFO(s.message());
+    INFO(problems[n].name() << ": " << s.message());
     REQUIRE(s.ok());
-    const auto got = call.gradients();
-    for (const auto& [name, reference] : expected[n]) {
-      INFO(name);
-      std::string worst;
-      const double error = scaled_error(got.at(name), reference, worst);
-      INFO(worst);
-      CHECK(error <= module_gradient_tolerance_for(problems[n]));
-    }
+    check_module_gradients(problems[n], call.gradients(), expected[n]);
   }
 }
 

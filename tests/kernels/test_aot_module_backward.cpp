@@ -11,7 +11,7 @@
 #include "aot_module_backward_defaults.hpp"
 #include "compiled_kernels.hpp"
 #include "kernels/aot_module_call.hpp"
-#include "module/module_compare.hpp"
+#include "module/module_backward_check.hpp"
 #include "module/pytorch_reference.hpp"
 #include "support/configuration_tests.hpp"
 #include "support/element_codec.hpp"
@@ -20,29 +20,14 @@ namespace attngen::testing {
 namespace {
 
 void check_gradients(const compiled_kernel& kernel, const module_configuration& c) {
-  std::vector<module_problem> problems;
-  std::uint32_t seed = 21;
-  for (const shape& s : c.aot) {
-    module_problem p = make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++);
-    p.training = c.desc.has_dropout();
-    add_output_gradient(p, seed++);
-    problems.push_back(std::move(p));
-  }
+  const std::vector<module_problem> problems = make_module_backward_problems(c.desc, {c.aot.begin(), c.aot.end()}, 21);
   const std::vector<module_gradients> expected = pytorch_gradients(problems);
   for (std::size_t n = 0; n < problems.size(); ++n) {
-    INFO(problems[n].name());
     aot_module_call call(problems[n]);
     const status s = kernel.run_module_backward(call.backward_args());
-    INFO(s.message());
+    INFO(problems[n].name() << ": " << s.message());
     REQUIRE(s.ok());
-    const auto got = call.gradients();
-    for (const auto& [name, reference] : expected[n]) {
-      INFO(name);
-      std::string where;
-      const double error = scaled_error(got.at(name), reference, where);
-      INFO(where);
-      CHECK(error <= module_gradient_tolerance_for(problems[n]));
-    }
+    check_module_gradients(problems[n], call.gradients(), expected[n]);
   }
 }
 
