@@ -33,7 +33,10 @@ void schedule_projection_cpu(linear_funcs& f, const module_algorithm& m, int lan
       .parallel(io)
       .vectorize(ni);
   f.product.compute_at(f.result, no).vectorize(n, lanes, TailStrategy::GuardWithIf);
-  f.product.update().reorder(n, i, f.reduction.x, f.reduction.y).vectorize(n, lanes, TailStrategy::GuardWithIf).unroll(i, rows, TailStrategy::GuardWithIf);
+  f.product.update()
+      .reorder(n, i, f.reduction.x, f.reduction.y)
+      .vectorize(n, lanes, TailStrategy::GuardWithIf)
+      .unroll(i, rows, TailStrategy::GuardWithIf);
 }
 
 // A linear layer's gradients: dx rows in parallel, dW output features in parallel, each summing its
@@ -56,7 +59,6 @@ void schedule_linear_gradients_gpu(linear_gradients& g, const module_algorithm& 
   gpu_tiles(g.input, c, i, {b});
   gpu_tiles(g.input.update().reorder(g.outputs.x, c, i, b), c, i, {b});
   g.weight.compute_root();
-  Var nn("nn");
   for (Stage stage : {Stage(g.weight), g.weight.update().reorder(g.rows.x, g.rows.y, c, n)})
     stage.gpu_tile(c, n, Var("co"), Var("no"), Var("ci"), Var("ni"), tile_x, tile_y, TailStrategy::GuardWithIf);
   schedule_vector_gpu(g.bias, n, {g.rows.x, g.rows.y});
