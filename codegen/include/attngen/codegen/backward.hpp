@@ -6,8 +6,10 @@
 ///     dV_j = sum_i P_ij dO_i          dS_ij = P_ij (dO_i . V_j - delta_i) * score_mod'(s_ij)
 ///     dQ_i = scale sum_j dS_ij K_j    dK_j = scale sum_i dS_ij Q_i
 ///
-/// summed over a GQA group's query heads for dK and dV. Each gradient is reduced by the one task that
-/// owns its rows, in a fixed order: the same bits for any number of threads.
+/// summed over a GQA group's query heads for dK and dV. With dropout (the module's), each weight's
+/// factor F (0, or 1 / (1 - p) where kept) scales P in dV and dO_i . V_j in dS. Each gradient is
+/// reduced by the one task that owns its rows, in a fixed order: the same bits for any number of
+/// threads.
 ///
 /// Halide dimension order is innermost first: q and dq are (d, h, i, b), k and dk (d, g, j, b), v and
 /// dv (e, g, j, b), the output and its gradient (e, h, i, b), lse (i, h, b).
