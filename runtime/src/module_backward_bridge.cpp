@@ -7,6 +7,7 @@
 #include "call_context.hpp"
 #include "caught_exception.hpp"
 #include "gpu_call.hpp"
+#include "module_parts.hpp"
 #include "module_views.hpp"
 
 namespace attngen::detail {
@@ -22,18 +23,17 @@ status run_module_backward_call(const mha_desc& desc, const mha_backward_args& a
   call_context context = context_for(device, args.gpu);
   gpu_call gpu(context, device);
   const module_argument_table arguments = module_backward_arguments(desc);
-  const int batch_dim = desc.batch_major ? 0 : 1;
-  const std::int64_t batch = args.query.shape[batch_dim], queries = args.query.shape[1 - batch_dim];
-  const std::int64_t keys = desc.self_attn ? queries : args.key.shape[1 - batch_dim];
-  if (batch == 0 || queries == 0) {
+  const module_lengths lengths = lengths_of(args, desc);
+  if (lengths.batch == 0 || lengths.queries == 0) {
     // No output row: every gradient is 0.
     for (const module_argument& argument : arguments)
       if (argument.is_output())
         if (status s = gpu.fill(*given_view(args, argument), 0.0f); !s) return s;
     return {};
   }
-  if (device != device_kind::host && keys == 0)
-    return status(error_code::wrong_shape, "key: no input keys (S = 0) runs on the CPU only; on a GPU give at least one key");
+  // The pipeline reads the key input's rows (for the appended keys too): it needs one.
+  if (lengths.keys == desc.extra_keys())
+    return status(error_code::wrong_shape, "key: no input keys (S = 0); the backward pass needs at least one key");
   static const tensor_view none;
   const tensor_view* views[module_argument_capacity];
   std::fill(std::begin(views), std::end(views), &none);

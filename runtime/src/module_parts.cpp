@@ -146,13 +146,6 @@ status run_part(const mha_desc& desc, module_part part, generated_module_entry e
 
 }  // namespace
 
-module_lengths lengths_of(const mha_args& args, const mha_desc& desc) {
-  const int sequence_dim = desc.batch_major ? 1 : 0;
-  const tensor_view& key = desc.self_attn ? args.query : args.key;
-  return {args.query.shape[desc.batch_major ? 0 : 1], args.query.shape[sequence_dim],
-          key.shape[sequence_dim] + desc.extra_keys()};
-}
-
 status run_module_parts(const mha_desc& desc, const mha_args& args, const module_cpu_parts& parts,
                         const module_lengths& lengths, call_context& context, gpu_call& host) {
   const std::int64_t heads = desc.num_heads, kv_heads = desc.effective_kv_heads(), head_dim = desc.head_dim();

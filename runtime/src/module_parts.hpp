@@ -15,7 +15,13 @@ struct module_lengths {
   std::int64_t batch, queries, keys;
 };
 
-module_lengths lengths_of(const mha_args& args, const mha_desc& desc);
+template <typename Args>  // mha_args or mha_backward_args
+module_lengths lengths_of(const Args& args, const mha_desc& desc) {
+  const int sequence_dim = desc.batch_major ? 1 : 0;
+  const tensor_view& key = desc.self_attn ? args.query : args.key;
+  return {args.query.shape[desc.batch_major ? 0 : 1], args.query.shape[sequence_dim],
+          key.shape[sequence_dim] + desc.extra_keys()};
+}
 
 // A host call of a module: its parts one after the other, over buffers allocated here.
 status run_module_parts(const mha_desc& desc, const mha_args& args, const module_cpu_parts& parts,

@@ -115,4 +115,13 @@ TEST_CASE("AOT module backward refuses a d_weights.out_weight of the wrong shape
   CHECK_THAT(s.message(), Catch::Matchers::StartsWith("d_weights.out_weight:"));
 }
 
+
+TEST_CASE("AOT module backward with no input keys is refused, naming key", "[aot][module][backward]") {
+  const module_problem p = defaults_problem(2, 3, 0);
+  aot_module_call call(p);
+  const status s = aot_module_backward_defaults::backward(call.backward_args());
+  CHECK(s.code() == error_code::wrong_shape);
+  CHECK_THAT(s.message(), Catch::Matchers::StartsWith("key:"));
+}
+
 }  // namespace attngen::testing

@@ -72,7 +72,8 @@ status validate(const mha_desc& desc, const mha_args& args);
 ///                                weights_from_state_dict over the parameters' .grad tensors write the
 ///                                state_dict's layout (in_proj_weight packed) in place.
 /// The same seed (with training) drops the same weights as the forward call. Each gradient is summed
-/// in a fixed order: the same bits for any number of threads. B == 0 or L == 0 writes zero gradients.
+/// in a fixed order: the same bits for any number of threads. B == 0 or L == 0 writes zero gradients;
+/// S == 0 (no input keys) is refused (error_code::wrong_shape, naming key).
 struct mha_backward_args {
   tensor_view query, key, value;
   mha_weights weights;
