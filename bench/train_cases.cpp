@@ -33,12 +33,13 @@ training_times time_training(const bench_case& c, int threads) {
   forward.v = make_tensor(v.data(), t, {B, Lk, KVH, Dv});
   forward.output = make_tensor(output.data(), t, {B, Lq, H, Dv});
   forward.lse = make_tensor(lse.data(), {B, H, Lq});
+  // The backward reads the forward's tensors as it took and wrote them.
   attention_backward_args backward;
-  backward.q = make_tensor(q.data(), t, {B, Lq, H, D});
-  backward.k = make_tensor(k.data(), t, {B, Lk, KVH, D});
-  backward.v = make_tensor(v.data(), t, {B, Lk, KVH, Dv});
-  backward.output = make_tensor(output.data(), t, {B, Lq, H, Dv});
-  backward.lse = make_tensor(lse.data(), {B, H, Lq});
+  backward.q = forward.q;
+  backward.k = forward.k;
+  backward.v = forward.v;
+  backward.output = forward.output;
+  backward.lse = forward.lse;
   backward.d_output = make_tensor(d_output.data(), t, {B, Lq, H, Dv});
   backward.dq = make_tensor(dq.data(), t, {B, Lq, H, D});
   backward.dk = make_tensor(dk.data(), t, {B, Lk, KVH, D});
