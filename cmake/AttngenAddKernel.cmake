@@ -37,8 +37,12 @@ PTX (``cuda_capability_80`` PTX runs on every later GPU, Hopper included), the O
 compiled by the driver at the first call. Operators and modules alike.
 
 Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack). The
-default, ``ATTNGEN_DEFAULT_TARGETS``, is the deployment choice: AVX-512, AVX2 and baseline x86-64 in one
-library, the first the running CPU supports chosen at the first call.
+default, ``ATTNGEN_DEFAULT_TARGETS``, is the deployment choice: AVX-512 with BF16 dot products, AVX-512,
+AVX2 and baseline x86-64 in one library, the first the running CPU supports chosen at each call. The
+BF16 tier (``avx512_sapphirerapids``: Zen 4 and later, Cooper Lake and later Xeons) is compiled only
+for descriptions with bf16 or f16 tensors (for the others it would repeat the AVX-512 code), by LLVM
+14's ``llc`` (Debian: ``llvm-14``) for its ``cooperlake`` CPU, and runs only where CPUID reports
+AVX512-BF16.
 
 Example:
 
@@ -51,7 +55,8 @@ Example:
 #]=======================================================================]
 
 set(_attngen_cmake_dir ${CMAKE_CURRENT_LIST_DIR})
-set(ATTNGEN_DEFAULT_TARGETS x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c x86-64-linux
+set(ATTNGEN_DEFAULT_TARGETS x86-64-linux-avx512_sapphirerapids-fma-f16c x86-64-linux-avx512_skylake-fma-f16c
+                            x86-64-linux-avx2-fma-f16c x86-64-linux
     CACHE STRING "CPU targets of attngen_add_kernel when it names none (most capable first)")
 
 function(attngen_add_kernel name)

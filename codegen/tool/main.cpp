@@ -94,8 +94,13 @@ example
   attngen generate --spec kernels.attngen --output-dir gen --stats --emit stmt_html
 )";
 
-const std::vector<std::string> default_targets = {"x86-64-linux-avx512_skylake-fma-f16c", "x86-64-linux-avx2-fma-f16c",
-                                                  "x86-64-linux"};
+// attngen_add_kernel's default (ATTNGEN_DEFAULT_TARGETS in cmake/AttngenAddKernel.cmake).
+const std::vector<std::string> default_targets = [] {
+  std::vector<std::string> targets;
+  std::istringstream names(ATTNGEN_DEFAULT_TARGETS);
+  for (std::string name; names >> name;) targets.push_back(name);
+  return targets;
+}();
 
 struct options {
   std::string command, name, output_dir, output, cpp_namespace;
@@ -260,7 +265,7 @@ int generate(const options& o) {
 }
 
 int list_targets() {
-  std::printf("CPU targets (the default fat library holds all three; * = this CPU runs it):\n");
+  std::printf("CPU targets (the default fat library holds them all; * = this CPU runs it):\n");
   for (const auto& name : default_targets)
     std::printf("  %c %s\n", attngen::codegen::cpu_runs(Halide::Target(name)) ? '*' : ' ', name.c_str());
   std::printf("best for this CPU: %s\n", attngen::codegen::running_cpu_target().to_string().c_str());

@@ -4,6 +4,7 @@
 
 #include "HalideRuntimeCuda.h"
 #include "HalideRuntimeOpenCL.h"
+#include "attngen/runtime/detail/cpu_dispatch.hpp"
 #include "attngen/runtime/detail/dense_layout.hpp"
 #include "cuda_hooks.hpp"
 
@@ -151,6 +152,7 @@ status gpu_call::transfer(const tensor_view& from, const tensor_view& to) {
 }
 
 call_context context_for(device_kind device, const gpu_options& gpu) {
+  install_cpu_dispatch();
   call_context context;
   if (device != device_kind::host) {
     context.cuda_context = gpu.cuda_context;

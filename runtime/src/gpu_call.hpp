@@ -95,7 +95,8 @@ status run_on_buffers(call_context& context, gpu_call& gpu, device_kind device, 
   return finish_call(context, result, what);
 }
 
-// A call's context: on a GPU, with the app's CUDA context and stream when it gives them.
+// A call's context: on a GPU, with the app's CUDA context and stream when it gives them. Installs
+// attngen's CPU dispatch (detail/cpu_dispatch.hpp) first.
 call_context context_for(device_kind device, const gpu_options& gpu);
 
 // Where a call runs: where its (validated, all on one device) tensors are, or where the options

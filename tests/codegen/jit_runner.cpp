@@ -77,14 +77,15 @@ struct jit_kernel::impl {
 };
 
 jit_kernel::jit_kernel(const attention_desc& desc, kernel_variant variant, const std::string& target,
-                       const std::string& finer_target)
+                       const std::string& finer_target, bool bf16_dot_products)
     : impl_(std::make_unique<impl>()) {
   impl_->target =
       codegen::target_for(target.empty() ? codegen::running_cpu_target() : codegen::parse_target(target), desc);
   std::vector<Halide::Target> kernel_targets = {impl_->target};
   if (!finer_target.empty()) kernel_targets.push_back(codegen::parse_target(finer_target));
-  impl_->algorithm = codegen::define_attention(
-      desc, codegen::cpu_kernel_variant_blocking(desc, impl_->target, kernel_targets, variant));
+  codegen::blocking tiles = codegen::cpu_kernel_variant_blocking(desc, impl_->target, kernel_targets, variant);
+  if (bf16_dot_products) tiles.bf16_dot_products = tiles.qk == codegen::qk_layout::keys_in_lanes && !tiles.split_per_block;
+  impl_->algorithm = codegen::define_attention(desc, tiles);
   codegen::schedule_cpu(impl_->algorithm);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);

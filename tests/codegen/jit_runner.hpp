@@ -23,9 +23,12 @@ class jit_kernel {
   /// `target`: a Halide target string this CPU runs; empty means the best the CPU supports.
   /// `finer_target`: another target of the same generated kernel (a fat binary's fallback), whose
   /// finer tiles give the visibility table's finest grid; empty: the kernel is generated for
-  /// `target` alone.
+  /// `target` alone. `bf16_dot_products`: the AVX512-BF16 tier's algorithm wherever it applies (keys
+  /// in lanes), its dot products lowered as Halide's generic vector reductions: the JIT cannot run the
+  /// tier's own code (codegen/src/emit/llc_object.hpp), AOT kernels do.
   explicit jit_kernel(const attention_desc& desc, kernel_variant variant = kernel_variant::general,
-                      const std::string& target = "", const std::string& finer_target = "");
+                      const std::string& target = "", const std::string& finer_target = "",
+                      bool bf16_dot_products = false);
   ~jit_kernel();
   jit_kernel(const jit_kernel&) = delete;
   jit_kernel& operator=(const jit_kernel&) = delete;

@@ -16,7 +16,8 @@ void check_against_reference(const attention_desc& desc, const length_matrix& ma
   const std::string target(matrix.target), finer_target(matrix.finer_target);
   std::vector<std::unique_ptr<jit_kernel>> variants;
   for (int v = 0; v < kernel_variant_count; ++v)
-    variants.push_back(std::make_unique<jit_kernel>(desc, kernel_variant(v), target, finer_target));
+    variants.push_back(
+        std::make_unique<jit_kernel>(desc, kernel_variant(v), target, finer_target, matrix.bf16_dot_products));
   std::uint32_t seed = 1;
   for (int batch : matrix.batches)
     for (int query_length : matrix.lengths)

@@ -47,6 +47,7 @@ std::string sizes_text(const length_matrix& m) {
   std::string text = "Lq, Lk in {" + listed(m.lengths, ", ") + "}, batch " + listed(m.batches, " and ");
   if (!m.target.empty()) text += ", target " + std::string(m.target);
   if (!m.finer_target.empty()) text += " with " + std::string(m.finer_target) + "'s finer tiles";
+  if (m.bf16_dot_products) text += ", bf16 dot products";
   return text;
 }
 

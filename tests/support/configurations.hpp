@@ -58,12 +58,14 @@ struct shape {
 
 /// Every (batch, Lq, Lk) with Lq and Lk from `lengths` (all pairs, Lq != Lk included) and batch from
 /// `batches`, on one Halide target: empty is the best this CPU runs; `finer_target` is another target
-/// of the same fat library, whose finer tiles give the visibility table's finest grid.
+/// of the same fat library, whose finer tiles give the visibility table's finest grid;
+/// `bf16_dot_products`: the AVX512-BF16 tier's algorithm on that target (see jit_kernel).
 struct length_matrix {
   short_list<int, 6> lengths;
   short_list<int, 3> batches;
   std::string_view target;
   std::string_view finer_target;
+  bool bf16_dot_products = false;
 };
 
 /// Where a GPU call's tensors are: on the host, copied to the device by the runtime, or on the device.
@@ -208,6 +210,12 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = llama_gqa.element(dtype::bf16),
      .jit = {{.lengths = {1, 113}, .batches = {1}, .target = avx2_target}},
      .bench = {{"prefill_gqa_bf16", {1, 2048, 2048}}}},
+    {.name = "gqa_causal_bf16",
+     .about = "bf16 GQA H32 KVH8 D128, causal top-left",
+     .tags = "[dtype][causal]",
+     .desc = llama_gqa.element(dtype::bf16).causal(top_left),
+     .aot = {{1, 113, 113}, {2, 17, 7}, {1, 300, 300}},
+     .bench = {{"prefill_gqa_causal_bf16", {1, 1024, 1024}}}},
     {.name = "mha_small",
      .about = "MHA H8 D64, short sequences",
      .desc = attention().heads(8).head_dim(64),
@@ -453,12 +461,13 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "bf16 GQA H4 KVH2 D64, causal top-left, float32 accumulation",
      .tags = "[dtype]",
      .desc = gqa.causal(top_left).element(dtype::bf16),
-     .jit = {{.lengths = awkward_lengths, .batches = {1}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}, {.lengths = awkward_lengths, .batches = {1}, .bf16_dot_products = true}},
      .backward = backward_shapes},
     {.name = "bf16_mask",
      .about = "bf16 GQA H4 KVH2 D64, additive mask (Lq, Lk)",
      .tags = "[dtype]",
      .desc = gqa.element(dtype::bf16).additive_mask(mask_shape::lq_lk),
+     .jit = {{.lengths = {1, 7, 113}, .batches = {2}, .bf16_dot_products = true}},
      .mlir = mlir_shapes},
     {.name = "f16_mask",
      .about = "f16 GQA H4 KVH2 D64, additive mask (Lq, Lk), float32 accumulation",
@@ -690,7 +699,7 @@ inline constexpr operator_configuration operator_table[] = {
               "variants",
      .tags = "[modifiers][dtype]",
      .desc = gqa.element(dtype::bf16).score_mod(alibi(4)).mask_mod(sliding_window(9, 0)),
-     .jit = {{.lengths = {1, 3, 113}, .batches = {2}}}},
+     .jit = {{.lengths = {1, 3, 113}, .batches = {2}}, {.lengths = {1, 3, 113}, .batches = {2}, .bf16_dot_products = true}}},
     {.name = "modifiers",
      .about = "GQA H6 KVH2 D40, document mask and causal mask_mod, ALiBi and run-time softcap score_mod",
      .tags = "[modifiers]",

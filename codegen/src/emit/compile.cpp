@@ -19,6 +19,7 @@
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/visibility_table.hpp"
 #include "attngen/codegen/wrapper.hpp"
+#include "llc_object.hpp"
 #include "attngen/module_validation.hpp"
 #include "attngen/validation.hpp"
 
@@ -39,6 +40,13 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// Whether any of the operator's tensors is bf16 or f16: what the AVX512-BF16 tier speeds up (bf16 dot
+// products; f16 converted by vcvtph2ps, which Halide 14 emits only where it takes f16 as native).
+bool has_half_precision_elements(const attention_desc& op) {
+  auto half = [](dtype t) { return t == dtype::bf16 || t == dtype::f16; };
+  return half(op.element_type) || half(op.effective_kv_element());
 }
 
 // A request checked and its targets sorted into CPU and GPU ones.
@@ -67,6 +75,9 @@ resolved_request resolve(const kernel_request& request) {
       r.gpu_apis.push_back(api);
       r.gpu_targets.push_back(target_for(kernel_target(t), r.op));
       r.gpu_target_names.push_back(t.to_string());
+    } else if (has_bf16_dot_products(t) && !has_half_precision_elements(r.op)) {
+      // The AVX512-BF16 tier would compile the AVX-512 code again, unchanged, for f32 and int8 tensors.
+      continue;
     } else {
       r.targets.push_back(target_for(kernel_target(t), r.op));
       r.target_names.push_back(t.to_string());
@@ -208,6 +219,32 @@ std::vector<archive_member> archive_members(const std::string& path) {
   return members;
 }
 
+// Rewrites the library at `path` with the members whose names end in a key of `replacements` replaced
+// by that object file's bytes (every key must match one member).
+void replace_archive_members(const std::string& path, const std::map<std::string, std::string>& replacements,
+                             const Halide::Target& target) {
+  const std::filesystem::path objects = path + ".objects";
+  std::filesystem::remove_all(objects);
+  std::filesystem::create_directories(objects);
+  std::vector<std::string> object_files;
+  std::size_t replaced = 0;
+  for (const archive_member& member : archive_members(path)) {
+    object_files.push_back((objects / member.name).string());
+    std::string bytes = member.bytes;
+    for (const auto& [suffix, object] : replacements)
+      if (member.name.size() >= suffix.size() && member.name.compare(member.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        std::ifstream in(object, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        ++replaced;
+      }
+    write_file(object_files.back(), bytes);
+  }
+  if (replaced != replacements.size()) throw std::logic_error("a replaced object is not in " + path);
+  std::filesystem::remove(path);
+  Halide::create_static_library(object_files, target, path);
+  std::filesystem::remove_all(objects);
+}
+
 // Object bytes of `target` in a multi-target library (its members name the target), or all of a
 // library that holds one target.
 std::uint64_t object_bytes_for(const std::vector<archive_member>& members, const Halide::Target& target,
@@ -344,10 +381,17 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
   const bool inspected = cpu.is_variant() && cpu.variant == kernel_variant::general;
   // Halide calls module_for once per target, in the order given.
   std::vector<double> starts;
+  // The AVX512-BF16 tier's objects by the end of their library member's name (llc_object.hpp).
+  std::map<std::string, std::string> llc_objects;
   auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
     starts.push_back(cpu_seconds());
     Halide::Module m = cpu_module(r, cpu, fn_name, target);
     if (inspected) write_cpu_inspections(request, r, m, starts.size() - 1);
+    if (has_bf16_dot_products(target)) {
+      const std::string object = request.output_directory + "/" + fn_name + ".llc.o";
+      compile_with_llc(m, object);
+      llc_objects["-" + target.to_string() + ".o"] = object;
+    }
     return m;
   };
   const std::string library = part_library_path(request, function);
@@ -355,6 +399,10 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
                               {{Halide::OutputFileType::static_library, library},
                                {Halide::OutputFileType::c_header, request.output_directory + "/" + function + ".h"}},
                               r.targets, {}, module_for);
+  if (!llc_objects.empty()) {
+    replace_archive_members(library, llc_objects, r.targets.front());
+    for (const auto& [suffix, object] : llc_objects) std::filesystem::remove(object);
+  }
   const double end = cpu_seconds();
   const auto members = archive_members(library);
   for (std::size_t t = 0; t < r.targets.size() && t < starts.size(); ++t) {

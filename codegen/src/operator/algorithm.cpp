@@ -162,11 +162,19 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   key_read_staging staging(a, prefix, f.key_reads);
   f.dot = Func(prefix + "dot");
   f.dot(j, ii, kb, it, g, b) = 0.0f;
-  f.dot(j, ii, kb, it, g, b) += a.query_tile(a.qk_reduction, ii, it, g, b) * a.key_block(j, a.qk_reduction, kb, g, b);
+  const RVar d = a.qk_reduction.x;
+  Expr scaled_dot = f.dot(j, ii, kb, it, g, b);
+  if (a.tiles.bf16_dot_products) {
+    f.dot(j, ii, kb, it, g, b) += cast<float>(a.query_tile(d, ii, it, g, b)) *
+                                  cast<float>(a.key_pairs(d % 2, j, d / 2, kb, g, b));
+    scaled_dot *= a.desc.effective_scale();
+  } else {
+    f.dot(j, ii, kb, it, g, b) += a.query_tile(d, ii, it, g, b) * a.key_block(j, d, kb, g, b);
+  }
 
   const score_point point{at.key,     at.query, at.key_clamped,    at.query_clamped,
                           at.head,    b,        at.modifier_key,   at.modifier_query};
-  const Expr masked_or_score = masked_score_at(a, f.dot(j, ii, kb, it, g, b), point, !modifier_per_block,
+  const Expr masked_or_score = masked_score_at(a, scaled_dot, point, !modifier_per_block,
                                                staging.reads_of(a.desc.score_modifier, j),
                                                staging.reads_of(a.desc.mask_modifier, j));
   f.score = Func(prefix + "score");
@@ -207,13 +215,26 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.block_sum(ii, kb, it, g, b) = 0.0f;
   f.block_sum(ii, kb, it, g, b) += f.block_sum_lanes(a.lane_collapse, ii, kb, it, g, b);
 
-  const Expr pv_key = clamp(kb * a.tiles.key_block + a.pv_reduction, 0, a.sources.key_length - 1);
-  Expr pv_weight = f.weight(a.pv_reduction, ii, kb, it, g, b);
-  if (a.sources.value_weight_factor.defined())
-    pv_weight *= a.sources.value_weight_factor(pv_key, at.query_clamped, at.head, b);
+  // Key `key` of the block's weight as it multiplies V.
+  auto value_weight = [&](const Expr& key) {
+    Expr weight = f.weight(key, ii, kb, it, g, b);
+    if (a.sources.value_weight_factor.defined()) {
+      const Expr pv_key = clamp(kb * a.tiles.key_block + key, 0, a.sources.key_length - 1);
+      weight *= a.sources.value_weight_factor(pv_key, at.query_clamped, at.head, b);
+    }
+    return weight;
+  };
+  const RVar key = a.pv_reduction.x;
   f.block_pv = Func(prefix + "block_pv");
   f.block_pv(e, ii, kb, it, g, b) = 0.0f;
-  f.block_pv(e, ii, kb, it, g, b) += pv_weight * a.value_block(a.pv_reduction, e, kb, g, b);
+  if (a.tiles.bf16_dot_products) {
+    f.value_weights = Func(prefix + "value_weights");
+    f.value_weights(j, ii, kb, it, g, b) = cast<bfloat16_t>(value_weight(j));
+    f.block_pv(e, ii, kb, it, g, b) += cast<float>(f.value_weights(key, ii, kb, it, g, b)) *
+                                       cast<float>(a.value_pairs(key % 2, e, key / 2, kb, g, b));
+  } else {
+    f.block_pv(e, ii, kb, it, g, b) += value_weight(key) * a.value_block(key, e, kb, g, b);
+  }
   return f;
 }
 
@@ -307,18 +328,31 @@ tile_indices indices_of(attention_algorithm& a) {
           modifier_index(a, key, key_length)};
 }
 
-// The tile's queries and the blocks' keys and values as float, the queries pre-multiplied by the scale.
+// The tile's queries and the blocks' keys and values as float, the queries pre-multiplied by the scale;
+// with bf16 dot products, the tile's queries and pairs of K and V as bf16.
 void define_inputs(attention_algorithm& a, const tile_indices& at) {
   const Var e = a.e, d = a.d, j = a.j, ii = a.ii, kb = a.kb, it = a.it, g = a.g, b = a.b;
   const attention_desc& desc = a.desc;
   const float scale = desc.effective_scale();
   const Expr query_clamped = clamp(at.query, 0, a.sources.query_length - 1);
   a.query_tile = Func("query_tile");
-  a.query_tile(d, ii, it, g, b) = cast<float>(a.sources.q(d, at.head, query_clamped, b)) * scale;
+  const Expr query = a.sources.q(d, at.head, query_clamped, b);
+  if (a.tiles.bf16_dot_products)
+    a.query_tile(d, ii, it, g, b) = cast<bfloat16_t>(query);
+  else
+    a.query_tile(d, ii, it, g, b) = cast<float>(query) * scale;
   a.key_block = Func("key_block");
   a.key_block(j, d, kb, g, b) = cast<float>(a.sources.k(d, g, at.key_clamped, b));
   a.value_block = Func("value_block");
   a.value_block(j, e, kb, g, b) = cast<float>(a.sources.v(e, g, at.key_clamped, b));
+  if (a.tiles.bf16_dot_products) {
+    const Var p = a.p, pair = a.pair;
+    a.key_pairs = Func("key_pairs");
+    a.key_pairs(p, j, pair, kb, g, b) = cast<bfloat16_t>(a.sources.k(2 * pair + p, g, at.key_clamped, b));
+    a.value_pairs = Func("value_pairs");
+    const Expr pair_key_clamped = substitute(j.name(), 2 * pair + p, at.key_clamped);
+    a.value_pairs(p, e, pair, kb, g, b) = cast<bfloat16_t>(a.sources.v(e, g, pair_key_clamped, b));
+  }
 }
 
 // The first key of block `block`. Tests of keys (past Lk, causal, skipped blocks) multiply it by an
@@ -359,7 +393,10 @@ void define_reductions(attention_algorithm& a, const Expr& last_visible_key) {
   if (last_visible_key.defined()) {
     const int group_keys = a.tiles.qk_key_group;
     a.qk_reduction.where(first_key + (a.j / group_keys) * group_keys <= last_visible_key);
-    a.pv_reduction.where(first_key + a.pv_reduction <= last_visible_key);
+    // bf16 dot products sum keys in pairs: a pair is skipped whole (a test per key would split the
+    // vector reduction lane by lane).
+    const Expr pv_key = a.tiles.bf16_dot_products ? (a.pv_reduction / 2) * 2 : Expr(a.pv_reduction);
+    a.pv_reduction.where(first_key + pv_key <= last_visible_key);
   }
 }
 

@@ -30,6 +30,17 @@ void stage_keys(attention_algorithm& a, const LoopLevel& task) {
   const int lanes = a.tiles.lanes;
   switch (a.tiles.qk) {
     case qk_layout::keys_in_lanes:
+      if (a.tiles.bf16_dot_products) {
+        // K and V in bf16 pairs once per task: a pair of a key's elements (of a feature's keys for V)
+        // is one 32-bit lane of a vdpbf16ps operand, a vector of them one load.
+        a.key_pairs.compute_at(task).bound(a.j, 0, a.tiles.key_block).bound(a.p, 0, 2).vectorize(a.p).vectorize(a.j, lanes);
+        a.value_pairs.compute_at(task)
+            .bound(a.pair, 0, a.tiles.key_block / 2)
+            .bound(a.p, 0, 2)
+            .vectorize(a.p)
+            .vectorize(a.e, vector_width_for(a.desc.effective_v_head_dim(), lanes));
+        break;
+      }
       // K transposed once per task (its kv head's keys), not per tile and block: O(Lk * D) per task.
       // Its block dimension pinned: Halide otherwise widens it past the block with staged reads at the
       // key (blocking::stage_key_reads), unaligning every load of it.
@@ -68,6 +79,20 @@ void schedule_scores_keys_in_lanes(attention_algorithm& a, block_funcs& f, const
       .bound_extent(a.j, key_vectors * lanes)
       .bound_extent(a.ii, rows_per_register_tile)
       .vectorize(a.j, lanes);
+  if (a.tiles.bf16_dot_products) {
+    // Each lane sums a pair of head_dim elements' products: a vector reduction vdpbf16ps computes.
+    RVar pair("pair"), in_pair("in_pair");
+    f.dot.update()
+        .split(a.qk_reduction.x, pair, in_pair, 2)
+        .split(a.j, jm, ji, lanes)
+        .reorder(in_pair, ji, jm, a.ii, pair)
+        .atomic()
+        .vectorize(in_pair)
+        .vectorize(ji)
+        .unroll(jm)
+        .unroll(a.ii);
+    return;
+  }
   f.dot.update()
       .split(a.j, jm, ji, lanes)
       .reorder(ji, jm, a.ii, a.qk_reduction)
@@ -236,6 +261,25 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
       .vectorize(a.e, v_lanes);
   // A fixed feature extent would read V past v_head_dim in a partial last tile: only when tiles divide it.
   if (v_dim % (v_vectors * v_lanes) == 0) f.block_pv.bound_extent(a.e, v_vectors * v_lanes);
+  if (a.tiles.bf16_dot_products) {
+    // The weights rounded once per block; each lane of weight x V then sums a pair of keys' products.
+    f.value_weights.compute_at(per_block)
+        .store_in(MemoryType::Stack)
+        .bound(a.j, 0, a.tiles.key_block)
+        .bound(a.ii, 0, tile_rows)
+        .vectorize(a.j, lanes);
+    RVar pair("pair"), in_pair("in_pair");
+    f.block_pv.update()
+        .split(a.e, em, ei, v_lanes, TailStrategy::GuardWithIf)
+        .split(a.pv_reduction.x, pair, in_pair, 2)
+        .reorder(in_pair, ei, em, a.ii, pair)
+        .atomic()
+        .vectorize(in_pair)
+        .vectorize(ei)
+        .unroll(em)
+        .unroll(a.ii);
+    return;
+  }
   f.block_pv.update()
       .split(a.e, em, ei, v_lanes, TailStrategy::GuardWithIf)
       .reorder(ei, em, a.ii, a.pv_reduction)

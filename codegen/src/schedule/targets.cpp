@@ -15,6 +15,13 @@ bool cpu_has_f16c() {
   return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
 }
 
+// From CPUID leaf 7: AVX512-BF16 (subleaf 1) and AVX512-VNNI (subleaf 0).
+bool cpu_has_avx512_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) || (eax & (1u << 5)) == 0) return false;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 11)) != 0;
+}
+
 }  // namespace
 
 Halide::Target parse_target(const std::string& name) {
@@ -47,7 +54,9 @@ bool cpu_runs(const Halide::Target& target) {
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512cd");
   const std::pair<Halide::Target::Feature, bool> features[] = {
-      {Halide::Target::AVX512_Skylake, avx512},         {Halide::Target::AVX2, __builtin_cpu_supports("avx2")},
+      {Halide::Target::AVX512_Skylake, avx512},
+      {Halide::Target::AVX512_SapphireRapids, avx512 && cpu_has_avx512_bf16()},
+      {Halide::Target::AVX2, __builtin_cpu_supports("avx2")},
       {Halide::Target::FMA, __builtin_cpu_supports("fma")}, {Halide::Target::F16C, cpu_has_f16c()},
       {Halide::Target::AVX, __builtin_cpu_supports("avx")}, {Halide::Target::SSE41, __builtin_cpu_supports("sse4.1")}};
   for (const auto& [feature, present] : features)
@@ -55,8 +64,20 @@ bool cpu_runs(const Halide::Target& target) {
   return true;
 }
 
+bool has_bf16_dot_products(const Halide::Target& target) {
+  return target.has_feature(Halide::Target::AVX512_SapphireRapids);
+}
+
+bool takes_bf16_dot_products(const attention_desc& desc, const Halide::Target& target) {
+  return has_bf16_dot_products(target) && desc.element_type == dtype::bf16 && desc.effective_kv_element() == dtype::bf16 &&
+         !desc.has_kv_scales() && desc.qk_head_dim % 2 == 0;
+}
+
 Halide::Target target_for(Halide::Target target, const attention_desc& desc) {
-  return desc.is_paged() ? target.with_feature(Halide::Target::LargeBuffers) : target;
+  if (desc.is_paged()) target = target.with_feature(Halide::Target::LargeBuffers);
+  // Halide 14 defines its vdpbf16ps helper in the runtime module it links only with `avx512`.
+  if (has_bf16_dot_products(target)) target = target.with_feature(Halide::Target::AVX512);
+  return target;
 }
 
 }  // namespace attngen::codegen

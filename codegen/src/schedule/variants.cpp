@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "attngen/codegen/schedule_cpu.hpp"
+#include "attngen/codegen/targets.hpp"
 
 namespace attngen::codegen {
 
@@ -79,6 +80,8 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
   }
   tiles.qk_key_group = qk_register_tile_keys(desc, tiles);
   tiles.visibility_slice = 0;
+  tiles.bf16_dot_products =
+      tiles.qk == qk_layout::keys_in_lanes && !tiles.split_per_block && takes_bf16_dot_products(desc, target);
   return tiles;
 }
 

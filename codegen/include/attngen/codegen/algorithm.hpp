@@ -80,6 +80,11 @@ struct blocking {
   /// visibility table as its input (attention_algorithm::visibility_table) and reads this slice of
   /// it, its target's, on these tiles; -1: the kernel computes the table itself (GPU kernels).
   int visibility_slice = -1;
+  /// q.k and weight x V as bf16 dot products with float sums (x86's vdpbf16ps): q, K and V are
+  /// staged in pairs of head_dim elements or keys, the weights rounded to bf16 where they multiply V
+  /// (as FlashAttention and oneDNN do). For bf16 descriptions with keys in lanes on targets with
+  /// AVX512-BF16 (bf16_dot_products_for).
+  bool bf16_dot_products = false;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -99,6 +104,8 @@ struct block_funcs {
   Halide::Func block_sum_lanes; ///< (lane, ii, kb, it, g, b)
   Halide::Func block_sum;       ///< (ii, kb, it, g, b)
   Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
+  /// (j, ii, kb, it, g, b): the weights as bf16, as they multiply V; only with bf16_dot_products.
+  Halide::Func value_weights;
   /// (j, kb, b): the modifiers' reads at the key alone, one Func per distinct read; only with
   /// blocking::stage_key_reads.
   std::vector<Halide::Func> key_reads;
@@ -175,8 +182,9 @@ struct attention_algorithm {
 
   // Pure variables: e (v feature), d (qk feature), j (key within block), ii (row within tile),
   // kb (key block), it (query tile), s (key split), g (kv head), i (query), h (query head), b (batch), lane.
+  // With bf16 dot products, p (element of a pair) and pair (pair of head_dim elements or keys).
   Halide::Var e{"e"}, d{"d"}, j{"j"}, ii{"ii"}, kb{"kb"}, it{"it"}, s{"s"}, g{"g"}, i{"i"}, h{"h"}, b{"b"},
-      lane{"lane"};
+      lane{"lane"}, p{"p"}, pair{"pair"};
 
   // Intermediate stages.
   Halide::Func query_tile;      ///< (d, ii, it, g, b): q as float, pre-multiplied by the scale
@@ -185,6 +193,10 @@ struct attention_algorithm {
   Halide::Func clamped_keys;
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
   Halide::Func value_block;     ///< (j, e, kb, g, b): value blocks as float (inlined on CPUs, staged on GPUs)
+  /// With bf16_dot_products, K and V as bf16 pairs, each pair one 32-bit lane of a dot product:
+  /// (p, j, dp, kb, g, b) is element 2 dp + p of key j; (p, e, jp, kb, g, b) feature e of key 2 jp + p.
+  /// The query tile is then q unscaled, as bf16 (the scale multiplies the dot products).
+  Halide::Func key_pairs, value_pairs;
   /// One key block's stages: merged block by block into the state, or each one a split's state.
   block_funcs blocks;
   /// The first key block's, computed where the state starts; defined only if the state starts from it.

@@ -18,8 +18,19 @@ Halide::Target parse_target(const std::string& name);
 Halide::Target running_cpu_target();
 
 /// `target` with what `desc`'s kernels need of it: 64-bit addressing for a paged cache's pools, which
-/// a serving engine sizes past 2^31 elements.
+/// a serving engine sizes past 2^31 elements; Halide's `avx512` where bf16 dot products are used.
 Halide::Target target_for(Halide::Target target, const attention_desc& desc);
+
+/// Whether `target` is the AVX512-BF16 tier: Halide's `avx512_sapphirerapids` feature, whose kernels
+/// attngen compiles for LLVM's `cooperlake` CPU (the AVX-512 Skylake set with VNNI and BF16, which
+/// AMD Zen 4 and later have too) and runs only where CPUID reports AVX512-BF16 (see
+/// attngen/runtime/detail/cpu_dispatch.hpp). Not AVX512-FP16, which Halide's `sapphirerapids` CPU
+/// would let LLVM use.
+bool has_bf16_dot_products(const Halide::Target& target);
+
+/// Whether `desc`'s kernels on `target` compute q.k and weight x V as bf16 dot products: bf16 queries,
+/// keys and values (not int8-scaled), an even head_dim, on the AVX512-BF16 tier.
+bool takes_bf16_dot_products(const attention_desc& desc, const Halide::Target& target);
 
 /// Whether this machine's CPU has every x86 feature `target` uses.
 bool cpu_runs(const Halide::Target& target);
