@@ -15,13 +15,14 @@ namespace attngen::bench {
 
 bool onednn_available() { return true; }
 
-double time_onednn(const bench_case& c) {
+namespace {
+
+double time_onednn_primitives(const bench_case& c) {
   using namespace dnnl;
   using tag = memory::format_tag;
   using dt = memory::data_type;
   const auto& d = c.desc;
-  const bool bf16 = d.element_type == dtype::bf16;
-  const dt element = bf16 ? dt::bf16 : dt::f32;
+  const dt element = d.element_type == dtype::bf16 ? dt::bf16 : d.element_type == dtype::f16 ? dt::f16 : dt::f32;
   const memory::dim groups = memory::dim(c.batch) * d.effective_kv_heads();
   const memory::dim M = memory::dim(d.group_size()) * c.query_length, N = c.key_length, D = d.qk_head_dim,
                     Dv = d.effective_v_head_dim();
@@ -53,7 +54,7 @@ double time_onednn(const bench_case& c) {
   std::mt19937 rng(3);
   auto filled = [&](const memory::desc& md) {
     memory m(md, cpu);
-    const dtype type = md.data_type() == dt::f32 ? dtype::f32 : dtype::bf16;
+    const dtype type = md.data_type() == dt::bf16 ? dtype::bf16 : md.data_type() == dt::f16 ? dtype::f16 : dtype::f32;
     fill_uniform(m.get_data_handle(), md.get_size() / size_of(type), type, rng);
     return m;
   };
@@ -88,6 +89,17 @@ double time_onednn(const bench_case& c) {
     }
     s.wait();
   });
+}
+
+}  // namespace
+
+// NaN where oneDNN has no implementation for this CPU (f16 matmuls without AVX512-FP16).
+double time_onednn(const bench_case& c) {
+  try {
+    return time_onednn_primitives(c);
+  } catch (const dnnl::error&) {
+    return NAN;
+  }
 }
 
 }  // namespace attngen::bench

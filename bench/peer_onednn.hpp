@@ -10,7 +10,8 @@ namespace attngen::bench {
 /// True when the benchmark was built with oneDNN.
 bool onednn_available();
 
-/// Median seconds of the peer on `c` (same rotation of K/V caches as attngen's run).
+/// Median seconds of the peer on `c` (same rotation of K/V caches as attngen's run); NaN where
+/// oneDNN has no implementation for its element type on this CPU (f16 without AVX512-FP16).
 double time_onednn(const bench_case& c);
 
 }  // namespace attngen::bench

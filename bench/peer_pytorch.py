@@ -2,7 +2,7 @@
 """PyTorch 1.13 peer for attngen-bench: matmul, scale, causal mask add, softmax, matmul, with GQA
 grouped as (B, KVH, G*Lq, D) without copying K/V. Prints the median seconds of one call.
 
-Usage: peer_pytorch.py THREADS B H KVH D DV LQ LK CAUSAL(0|1) DTYPE(f32|bf16) ROTATED_CACHES
+Usage: peer_pytorch.py THREADS B H KVH D DV LQ LK CAUSAL(0|1) DTYPE(f32|bf16|f16) ROTATED_CACHES
 Exit code 3 when torch is not importable (reported as a missing peer).
 """
 import math
@@ -22,7 +22,7 @@ def main():
     threads, B, H, KVH, D, DV, LQ, LK, rotated = map(int, (threads, B, H, KVH, D, DV, LQ, LK, rotated))
     causal = causal == "1"
     torch.set_num_threads(threads)
-    dt = torch.bfloat16 if dtype == "bf16" else torch.float32
+    dt = {"bf16": torch.bfloat16, "f16": torch.float16}.get(dtype, torch.float32)
     G = H // KVH
     groups = B * KVH
     # Score matrices of at most 1 GiB at a time (long_causal: one head group per step).

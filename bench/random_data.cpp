@@ -15,6 +15,9 @@ void fill_uniform(void* data, std::size_t elements, dtype type, std::mt19937& rn
       std::memcpy(&bits, &x, 4);
       const std::uint16_t half = bits >> 16;
       std::memcpy(bytes + 2 * n, &half, 2);
+    } else if (type == dtype::f16) {
+      const _Float16 half = static_cast<_Float16>(x);
+      std::memcpy(bytes + 2 * n, &half, 2);
     } else {
       std::memcpy(bytes + 4 * n, &x, 4);
     }

@@ -208,13 +208,6 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
   f.weight = Func(prefix + "weight");
   f.weight(j, ii, kb, it, g, b) = select(is_nan(shifted), shifted, exp(shifted));
 
-  f.block_sum_lanes = Func(prefix + "block_sum_lanes");
-  f.block_sum_lanes(lane, ii, kb, it, g, b) = 0.0f;
-  f.block_sum_lanes(lane, ii, kb, it, g, b) += f.weight(a.lane_reduction * lanes + lane, ii, kb, it, g, b);
-  f.block_sum = Func(prefix + "block_sum");
-  f.block_sum(ii, kb, it, g, b) = 0.0f;
-  f.block_sum(ii, kb, it, g, b) += f.block_sum_lanes(a.lane_collapse, ii, kb, it, g, b);
-
   // Key `key` of the block's weight as it multiplies V.
   auto value_weight = [&](const Expr& key) {
     Expr weight = f.weight(key, ii, kb, it, g, b);
@@ -224,12 +217,27 @@ block_funcs define_block_funcs(const attention_algorithm& a, const tile_indices&
     }
     return weight;
   };
+  if (a.tiles.bf16_dot_products) {
+    f.value_weights = Func(prefix + "value_weights");
+    f.value_weights(j, ii, kb, it, g, b) = cast<bfloat16_t>(value_weight(j));
+  }
+  // Without dropout the sums add the weights as they multiply V, rounded or not: with bf16 dot
+  // products the block then makes its weights once, in bf16 (no float copy of the block).
+  f.sums_rounded_weights = a.tiles.bf16_dot_products && !a.sources.value_weight_factor.defined();
+  const Expr lane_key = a.lane_reduction * lanes + lane;
+  f.block_sum_lanes = Func(prefix + "block_sum_lanes");
+  f.block_sum_lanes(lane, ii, kb, it, g, b) = 0.0f;
+  f.block_sum_lanes(lane, ii, kb, it, g, b) += f.sums_rounded_weights
+                                                   ? cast<float>(f.value_weights(lane_key, ii, kb, it, g, b))
+                                                   : f.weight(lane_key, ii, kb, it, g, b);
+  f.block_sum = Func(prefix + "block_sum");
+  f.block_sum(ii, kb, it, g, b) = 0.0f;
+  f.block_sum(ii, kb, it, g, b) += f.block_sum_lanes(a.lane_collapse, ii, kb, it, g, b);
+
   const RVar key = a.pv_reduction.x;
   f.block_pv = Func(prefix + "block_pv");
   f.block_pv(e, ii, kb, it, g, b) = 0.0f;
   if (a.tiles.bf16_dot_products) {
-    f.value_weights = Func(prefix + "value_weights");
-    f.value_weights(j, ii, kb, it, g, b) = cast<bfloat16_t>(value_weight(j));
     f.block_pv(e, ii, kb, it, g, b) += cast<float>(f.value_weights(key, ii, kb, it, g, b)) *
                                        cast<float>(a.value_pairs(key % 2, e, key / 2, kb, g, b));
   } else {

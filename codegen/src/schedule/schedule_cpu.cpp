@@ -25,7 +25,7 @@ int most_vectors_per_row(int lanes) { return lanes >= 16 ? 4 : 2; }
 // Rows per register tile: 4 where the tile's rows allow.
 int register_tile_rows(int tile_rows) { return tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1; }
 
-// K (and the query tile's layout) as the q.k layout wants them.
+// K (and the query tile's layout) as the q.k layout wants them; f16 V as float where K is staged.
 void stage_keys(attention_algorithm& a, const LoopLevel& task) {
   const int lanes = a.tiles.lanes;
   switch (a.tiles.qk) {
@@ -58,7 +58,17 @@ void stage_keys(attention_algorithm& a, const LoopLevel& task) {
       break;
     case qk_layout::along_head_dim:
       // K read where it is.
-      break;
+      return;
+  }
+  if (a.desc.effective_kv_element() == dtype::f16) {
+    // f16 V converted once per task, as K is, rather than in every tile's weight x V: Halide 14
+    // converts f16 with integer code, not vcvtph2ps (prefill_gqa_f16: 228 GFLOP/s inlined, 393 staged,
+    // f32 398 in the same run).
+    a.value_block.compute_at(task)
+        .bound(a.j, 0, a.tiles.key_block)
+        .reorder_storage(a.e, a.j)
+        .reorder(a.e, a.j)
+        .vectorize(a.e, vector_width_for(a.desc.effective_v_head_dim(), lanes));
   }
 }
 
@@ -178,6 +188,7 @@ void schedule_block_softmax_keys_in_lanes(attention_algorithm& a, block_funcs& f
     total.compute_at(per_block).store_in(MemoryType::Stack);
     total.update().atomic().vectorize(a.lane_collapse.x);
   }
+  if (f.sums_rounded_weights) return;  // the weights are made in value_weights
   f.weight.compute_at(per_block).vectorize(a.j, a.tiles.lanes);
 }
 
@@ -213,7 +224,10 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
   // Halide would trim the key range of the last block (the masking select tells it which keys are
   // dead), making sizes dynamic and the scratch heap-allocated: the block-local ranges are declared
   // constant instead (their indices are clamped, so always safe).
-  for (Func block_local : {f.score, f.weight}) block_local.bound(a.j, 0, a.tiles.key_block).bound(a.ii, 0, tile_rows);
+  std::vector<Func> block_local_funcs = {f.score};
+  if (!f.sums_rounded_weights) block_local_funcs.push_back(f.weight);
+  if (f.value_weights.defined()) block_local_funcs.push_back(f.value_weights);
+  for (Func block_local : block_local_funcs) block_local.bound(a.j, 0, a.tiles.key_block).bound(a.ii, 0, tile_rows);
   switch (a.tiles.qk) {
     case qk_layout::keys_in_lanes:
       schedule_scores_keys_in_lanes(a, f, per_block);
@@ -245,17 +259,19 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
   // that one tile's slice serves every tile, since tiles split by an unproven size, and would
   // allocate all of them: +64 MiB and 20% slower at L2048.)
   const int heads_per_block = a.tiles.kv_heads_in_task ? a.desc.effective_kv_heads() : 1;
-  const int block_bytes = a.tiles.key_block * tile_rows * heads_per_block * int(sizeof(float));
-  for (Func block_local : {f.score, f.weight}) {
+  for (Func block_local : block_local_funcs) {
+    const int block_bytes = a.tiles.key_block * tile_rows * heads_per_block * block_local.output_types()[0].bytes();
     if (block_bytes > largest_stack_block_bytes)
       block_local.store_in(MemoryType::Heap).store_at(heap_scratch);
     else
       block_local.store_in(MemoryType::Stack);
   }
   Var em("em"), ei("ei");
-  if (a.tiles.kv_heads_in_task)
-    for (Func block_local : {f.score, f.weight, f.block_max, f.block_sum, f.block_max_lanes, f.block_sum_lanes})
-      block_local.bound(a.g, 0, a.desc.effective_kv_heads());
+  if (a.tiles.kv_heads_in_task) {
+    for (Func block_local : {f.block_max, f.block_sum, f.block_max_lanes, f.block_sum_lanes})
+      block_local_funcs.push_back(block_local);
+    for (Func block_local : block_local_funcs) block_local.bound(a.g, 0, a.desc.effective_kv_heads());
+  }
   f.block_pv.compute_at(per_register_tile)
       .bound_extent(a.ii, register_tile_rows(tile_rows))
       .vectorize(a.e, v_lanes);
@@ -263,11 +279,7 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
   if (v_dim % (v_vectors * v_lanes) == 0) f.block_pv.bound_extent(a.e, v_vectors * v_lanes);
   if (a.tiles.bf16_dot_products) {
     // The weights rounded once per block; each lane of weight x V then sums a pair of keys' products.
-    f.value_weights.compute_at(per_block)
-        .store_in(MemoryType::Stack)
-        .bound(a.j, 0, a.tiles.key_block)
-        .bound(a.ii, 0, tile_rows)
-        .vectorize(a.j, lanes);
+    f.value_weights.compute_at(per_block).vectorize(a.j, lanes);
     RVar pair("pair"), in_pair("in_pair");
     f.block_pv.update()
         .split(a.e, em, ei, v_lanes, TailStrategy::GuardWithIf)

@@ -106,6 +106,9 @@ struct block_funcs {
   Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
   /// (j, ii, kb, it, g, b): the weights as bf16, as they multiply V; only with bf16_dot_products.
   Halide::Func value_weights;
+  /// The block sums add value_weights (bf16 dot products without dropout): the float weights need
+  /// no storage of their own.
+  bool sums_rounded_weights = false;
   /// (j, kb, b): the modifiers' reads at the key alone, one Func per distinct read; only with
   /// blocking::stage_key_reads.
   std::vector<Halide::Func> key_reads;
