@@ -27,6 +27,7 @@
 #include "peer_onednn.hpp"
 #include "random_data.hpp"
 #include "timing.hpp"
+#include "module_cases.hpp"
 #include "train_cases.hpp"
 
 #ifndef ATTNGEN_BENCH_PEER_DIR
@@ -449,8 +450,68 @@ bool run_training_case(const bench_case& c, const options& o, double peak, FILE*
   return true;
 }
 
+// A module case (module_cases.hpp): its row (the whole forward's GFLOP/s against the peak and the
+// peers'), its JSON line, and its targets' line (the projections' share of the time and their GFLOP/s)
+// appended to `targets`.
+bool run_module_case(const module_bench_case& c, const options& o, double peak, bool have_onednn, FILE* json,
+                     std::string& targets) {
+  const child_report ours = in_child([&] {
+    const module_timing t = time_module(c, o.threads);
+    return std::pair{t.seconds, t.projection_share};
+  });
+  if (!ours.ok || ours.value <= 0) {
+    std::printf("%-20s failed\n", c.name.c_str());
+    return false;
+  }
+  const double seconds = ours.value, share = ours.second, gflops = c.flops() / seconds / 1e9;
+  const double projection_gflops = c.projection_flops() / (share * seconds) / 1e9;
+  double onednn = NAN, pytorch = NAN;
+  if (have_onednn) {
+    const child_report peer = in_child([&] { return std::pair{time_onednn_module(c), 0.0}; });
+    if (peer.ok) onednn = peer.value;
+  }
+  if (o.peers)
+    if (const auto line = first_line_of(peer_command("peer_pytorch_module.py") + " " + std::to_string(o.threads) +
+                                        " " + pytorch_module_arguments(c) + " 2>/dev/null"))
+      pytorch = std::strtod(line->c_str(), nullptr);
+  auto peer_text = [&](double peer_seconds) {
+    char text[32];
+    if (std::isnan(peer_seconds)) std::snprintf(text, sizeof text, "%9s %7s", o.peers ? "missing" : "skipped", "");
+    else std::snprintf(text, sizeof text, "%9.1f %6.2fx", c.flops() / peer_seconds / 1e9, peer_seconds / seconds);
+    return std::string(text);
+  };
+  std::printf("%-20s %9.3f %7.1f %7.0f%% %7s %9.0f | %s | %s\n", c.name.c_str(), seconds * 1e3, gflops,
+              100 * gflops / peak, "", ours.peak_rss_mb, peer_text(onednn).c_str(), peer_text(pytorch).c_str());
+  std::fflush(stdout);
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "%s: %.2fx PyTorch (target >= 1.5), %.2fx oneDNN (target >= 1.2); projections %.0f%% of the time at "
+                "%.1f GFLOP/s = %.2f of peak (target >= 0.75)\n",
+                c.name.c_str(), pytorch / seconds, onednn / seconds, 100 * share, projection_gflops,
+                projection_gflops / peak);
+  targets += line;
+  if (json) {
+    const mha_desc& d = c.desc;
+    std::fprintf(json,
+                 "{\"case\":\"%s\",\"B\":%d,\"L\":%d,\"S\":%d,\"E\":%d,\"H\":%d,\"KVH\":%d,\"dtype\":\"%s\","
+                 "\"threads\":%d,\"seconds_median\":%s,\"gflops\":%s,\"peak_gflops\":%s,\"ratio_to_peak\":%s,"
+                 "\"projection_share\":%s,\"projection_gflops\":%s,\"projection_ratio_to_peak\":%s,"
+                 "\"peak_rss_mib\":%s,\"peer_onednn_seconds\":%s,\"speedup_vs_onednn\":%s,"
+                 "\"peer_pytorch_seconds\":%s,\"speedup_vs_pytorch\":%s}\n",
+                 c.name.c_str(), c.batch, c.queries, c.keys, d.embed, d.num_heads, d.effective_kv_heads(),
+                 std::string(name_of(d.element_type)).c_str(), o.threads, json_number(seconds).c_str(),
+                 json_number(gflops).c_str(), json_number(peak).c_str(), json_number(gflops / peak).c_str(),
+                 json_number(share).c_str(), json_number(projection_gflops).c_str(),
+                 json_number(projection_gflops / peak).c_str(), json_number(ours.peak_rss_mb).c_str(),
+                 json_number(onednn).c_str(), json_number(onednn / seconds).c_str(), json_number(pytorch).c_str(),
+                 json_number(pytorch / seconds).c_str());
+  }
+  return true;
+}
+
 // The CPU table: attngen's kernels against the machine's limits and the CPU peers, in the same run.
-int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected, FILE* json) {
+int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
+               const std::vector<const module_bench_case*>& selected_modules, FILE* json) {
 
   const child_report limits_report = in_child([&] {
     const machine_limits m = measure_machine_limits(o.threads);
@@ -540,7 +601,10 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
                    json_number(gflops / pytorch).c_str(), missing.c_str(), json_number(time_ratio).c_str());
     }
   }
-  std::printf("%s%s", sparsity_report.c_str(), cache_targets.c_str());
+  std::string module_targets;
+  for (const module_bench_case* c : selected_modules)
+    all_ok = run_module_case(*c, o, peak, have_onednn, json, module_targets) && all_ok;
+  std::printf("%s%s%s", sparsity_report.c_str(), cache_targets.c_str(), module_targets.c_str());
   return all_ok ? 0 : 1;
 }
 
@@ -549,7 +613,9 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
 int run(int argc, char** argv) {
   const options o = parse(argc, argv);
   for (const std::string& name : o.cases)
-    if (std::none_of(all_cases().begin(), all_cases().end(), [&](const bench_case& c) { return c.name == name; })) {
+    if (std::none_of(all_cases().begin(), all_cases().end(), [&](const bench_case& c) { return c.name == name; }) &&
+        std::none_of(module_cases().begin(), module_cases().end(),
+                     [&](const module_bench_case& c) { return c.name == name; })) {
       std::fprintf(stderr, "attngen-bench: unknown case name %s (see --help)\n", name.c_str());
       return 2;
     }
@@ -557,12 +623,17 @@ int run(int argc, char** argv) {
   for (const auto& c : all_cases())
     if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end())
       selected.push_back(&c);
+  std::vector<const module_bench_case*> selected_modules;
+  for (const auto& c : module_cases())
+    if (o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), c.name) != o.cases.end())
+      selected_modules.push_back(&c);
   FILE* json = o.json_path.empty() ? nullptr : std::fopen(o.json_path.c_str(), "w");
   if (!o.json_path.empty() && json == nullptr) {
     std::fprintf(stderr, "attngen-bench: cannot write %s\n", o.json_path.c_str());
     return 1;
   }
-  const int result = o.device == device_kind::host ? run_on_cpu(o, selected, json) : run_on_gpu(o, selected, json);
+  const int result =
+      o.device == device_kind::host ? run_on_cpu(o, selected, selected_modules, json) : run_on_gpu(o, selected, json);
   if (json) std::fclose(json);
   return result;
 }

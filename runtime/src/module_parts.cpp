@@ -1,6 +1,7 @@
 #include "module_parts.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <iterator>
 #include <initializer_list>
@@ -13,6 +14,7 @@
 
 #include "HalideRuntime.h"
 #include "attngen/module_arguments.hpp"
+#include "attngen/runtime/detail/module_part_times.hpp"
 
 namespace attngen::detail {
 
@@ -105,6 +107,9 @@ void write_appended_keys(const tensor_view& keys, const tensor_view& bias, std::
     }
 }
 
+// This thread's record of part times (record_module_part_times), or null.
+thread_local module_part_times* part_times = nullptr;
+
 // The views of one call of a part, for the slots of its arguments (part_arguments).
 struct part_views {
   const tensor_view *x = nullptr, *weight = nullptr, *bias = nullptr, *linear_output = nullptr;
@@ -141,10 +146,19 @@ status run_part(const mha_desc& desc, module_part part, generated_module_entry e
   kernel_buffers<module_slot_count> buffers;
   // On the host, attaching only wraps the views; its status is passed on all the same.
   if (status s = buffers.attach(host, buffers_views, arguments.first_output(), false); !s) return s;
-  return finish_call(context, entry(&context, buffers.data(), args.training, args.seed));
+  if (part_times == nullptr) return finish_call(context, entry(&context, buffers.data(), args.training, args.seed));
+  const auto start = std::chrono::steady_clock::now();
+  const int result = entry(&context, buffers.data(), args.training, args.seed);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  (part == module_part::attention ? part_times->attention
+   : part == module_part::weights ? part_times->weights
+                                  : part_times->projections) += seconds;
+  return finish_call(context, result);
 }
 
 }  // namespace
+
+void record_module_part_times(module_part_times* record) { part_times = record; }
 
 status run_module_parts(const mha_desc& desc, const mha_args& args, const module_cpu_parts& parts,
                         const module_lengths& lengths, call_context& context, gpu_call& host) {

@@ -7,6 +7,7 @@
 
 #include "aot_module_all_options.hpp"
 #include "aot_module_encoder.hpp"
+#include "attngen/runtime/detail/module_part_times.hpp"
 #include "attngen/runtime/detail/variants.hpp"
 #include "compiled_kernels.hpp"
 #include "kernels/aot_module_call.hpp"
@@ -107,6 +108,23 @@ TEST_CASE("AOT module runs on a state_dict with separate q/k/v projection weight
   REQUIRE(aot_module_all_options::run(args).ok());
   CHECK(loaded.output() == direct.output());
   CHECK(loaded.weights() == direct.weights());
+}
+
+TEST_CASE("AOT module call adds its parts' times to the record its thread installs, and none after",
+          "[aot][module]") {
+  const module_problem p = make_random_module_problem(aot_module_all_options::description, 2, 17, 19, 5);
+  aot_module_call call(p);
+  attngen::detail::module_part_times times;
+  attngen::detail::record_module_part_times(&times);
+  REQUIRE(aot_module_all_options::run(call.args()).ok());
+  attngen::detail::record_module_part_times(nullptr);
+  CHECK(times.projections > 0);
+  CHECK(times.attention > 0);
+  CHECK(times.weights > 0);  // per-head weights
+  const attngen::detail::module_part_times recorded = times;
+  REQUIRE(aot_module_all_options::run(call.args()).ok());
+  CHECK(times.projections == recorded.projections);
+  CHECK(times.attention == recorded.attention);
 }
 
 TEST_CASE("AOT module's dropout gives bitwise the same result on 1 thread and on every thread", "[aot][module]") {

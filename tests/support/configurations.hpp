@@ -136,6 +136,8 @@ struct module_configuration {
   /// The backward pass (codegen/module_backward.hpp) through the JIT: every gradient against PyTorch's
   /// autograd at these sizes.
   short_list<shape, 3> backward;
+  /// attngen-bench cases: (B, L, S) against nn.MultiheadAttention and oneDNN (bench/module_cases.hpp).
+  short_list<bench_case_sizes, 1> bench;
 };
 
 /// Why backend `b` cannot run `d` at all, or empty when it can.
@@ -145,7 +147,6 @@ constexpr std::string_view cannot_run(backend b, const attention_desc& d) {
 }
 constexpr std::string_view cannot_run(backend b, const mha_desc& d) {
   if (b == backend::mlir) return "the MLIR export has no module level";
-  if (b == backend::bench) return "attngen-bench times operator kernels";
   if (b == backend::opencl && d.element_type == dtype::f16) return "OpenCL f16 needs cl_khr_fp16, which PoCL lacks";
   return {};
 }
@@ -1013,6 +1014,31 @@ inline constexpr module_configuration module_table[] = {
                  .need_weights(weights_output::per_head),
      .gpu = {{{2, 17, 29}, device_tensors}, {{1, 1, 30}, device_tensors}}},
 
+    // The benchmark's modules (bench/module_cases.hpp), their shapes as PyTorch's fast path takes them.
+    {.name = "module_self",
+     .about = "self-attention E512 H8, batch_first, boolean key padding",
+     .desc = multihead_attention()
+                 .embed_dim(512)
+                 .heads(8)
+                 .self_attention(true)
+                 .batch_first(true)
+                 .key_padding_mask(mask_kind::boolean),
+     .bench = {{"module_self", {4, 128, 128}}}},
+    {.name = "module_self_weights",
+     .about = "self-attention E512 H8, batch_first, boolean key padding, averaged weights",
+     .desc = multihead_attention()
+                 .embed_dim(512)
+                 .heads(8)
+                 .self_attention(true)
+                 .batch_first(true)
+                 .key_padding_mask(mask_kind::boolean)
+                 .need_weights(weights_output::averaged),
+     .bench = {{"module_self_weights", {4, 128, 128}}}},
+    {.name = "module_cross_gqa",
+     .about = "cross-attention E1024 H16 KVH4, batch_first",
+     .desc = multihead_attention().embed_dim(1024).heads(16).kv_heads(4).batch_first(true),
+     .bench = {{"module_cross_gqa", {2, 128, 1024}}}},
+
     // Training: the backward's gradients of the inputs and of every weight against PyTorch's autograd.
     {.name = "module_backward_defaults",
      .about = "E24 H4 with PyTorch's defaults (bias, sequence-first), with backward",
@@ -1078,7 +1104,7 @@ constexpr bool sizes_fit_layouts(const operator_configuration& c) {
   return c.jit_batches.empty() && c.aot_batches.empty() && c.gpu_batches.empty();
 }
 constexpr bool some_backend_runs(const module_configuration& c) {
-  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.backward.empty();
+  return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.backward.empty() || !c.bench.empty();
 }
 template <typename Configuration, std::size_t N>
 constexpr bool every_one_runs(const Configuration (&table)[N]) {
