@@ -483,12 +483,18 @@ bool run_module_case(const module_bench_case& c, const options& o, double peak, 
   std::printf("%-20s %9.3f %7.1f %7.0f%% %7s %9.0f | %s | %s\n", c.name.c_str(), seconds * 1e3, gflops,
               100 * gflops / peak, "", ours.peak_rss_mb, peer_text(onednn).c_str(), peer_text(pytorch).c_str());
   std::fflush(stdout);
+  auto speedup_text = [&](double peer_seconds) {
+    char text[16];
+    if (std::isnan(peer_seconds)) std::snprintf(text, sizeof text, "%s", o.peers ? "missing" : "skipped");
+    else std::snprintf(text, sizeof text, "%.2fx", peer_seconds / seconds);
+    return std::string(text);
+  };
   char line[400];
   std::snprintf(line, sizeof line,
-                "%s: %.2fx PyTorch (target >= 1.5), %.2fx oneDNN (target >= 1.2); projections %.0f%% of the time at "
+                "%s: %s PyTorch (target >= 1.5x), %s oneDNN (target >= 1.2x); projections %.0f%% of the time at "
                 "%.1f GFLOP/s = %.2f of peak (target >= 0.75)\n",
-                c.name.c_str(), pytorch / seconds, onednn / seconds, 100 * share, projection_gflops,
-                projection_gflops / peak);
+                c.name.c_str(), speedup_text(pytorch).c_str(), speedup_text(onednn).c_str(), 100 * share,
+                projection_gflops, projection_gflops / peak);
   targets += line;
   if (json) {
     const mha_desc& d = c.desc;
