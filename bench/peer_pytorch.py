@@ -6,9 +6,9 @@ Usage: peer_pytorch.py THREADS B H KVH D DV LQ LK CAUSAL(0|1) DTYPE(f32|bf16|f16
 Exit code 3 when torch is not importable (reported as a missing peer).
 """
 import math
-import statistics
 import sys
-import time
+
+from peer_timing import median_seconds
 
 try:
     import torch
@@ -54,15 +54,7 @@ def main():
             torch.matmul(torch.softmax(scores, dim=-1), v[kv])
 
     with torch.inference_mode():
-        call(0)
-        seconds = []
-        n = 1
-        while n <= 100 and (len(seconds) < 3 or sum(seconds) < 1.0):
-            start = time.perf_counter()
-            call(n)
-            seconds.append(time.perf_counter() - start)
-            n += 1
-    print(statistics.median(seconds))
+        print(median_seconds(call))
 
 
 if __name__ == "__main__":

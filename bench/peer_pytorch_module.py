@@ -9,9 +9,9 @@ Usage: peer_pytorch_module.py THREADS B L S E H KVH SELF(0|1) KEY_PADDING(0|1) W
 Exit code 3 when torch is not importable (reported as a missing peer).
 """
 import math
-import statistics
 import sys
-import time
+
+from peer_timing import median_seconds
 
 try:
     import torch
@@ -55,15 +55,7 @@ def main():
             F.linear(out.transpose(1, 2).reshape(B, L, E), wo, bo)
 
     with torch.inference_mode():
-        call()
-        seconds = []
-        n = 1
-        while n <= 100 and (len(seconds) < 3 or sum(seconds) < 1.0):
-            start = time.perf_counter()
-            call()
-            seconds.append(time.perf_counter() - start)
-            n += 1
-    print(statistics.median(seconds))
+        print(median_seconds(lambda n: call()))
 
 
 if __name__ == "__main__":

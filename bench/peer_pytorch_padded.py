@@ -11,9 +11,9 @@ Usage: peer_pytorch_padded.py THREADS H KVH D DV DTYPE(f32|bf16) CAUSAL(none|top
 Exit code 3 when torch is not importable (reported as a missing peer).
 """
 import math
-import statistics
 import sys
-import time
+
+from peer_timing import median_seconds
 
 try:
     import torch
@@ -68,13 +68,7 @@ def main():
             attend(b)
 
     with torch.inference_mode():
-        call()
-        seconds = []
-        while len(seconds) < 100 and (len(seconds) < 3 or sum(seconds) < 1.0):
-            start = time.perf_counter()
-            call()
-            seconds.append(time.perf_counter() - start)
-    print(statistics.median(seconds))
+        print(median_seconds(lambda n: call()))
 
 
 if __name__ == "__main__":

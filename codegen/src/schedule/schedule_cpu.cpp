@@ -72,6 +72,22 @@ void stage_keys(attention_algorithm& a, const LoopLevel& task) {
   }
 }
 
+// A register tile's sums over `r` in pairs, each vector lane adding its pair's two products in one
+// vector reduction (vdpbf16ps with bf16 dot products): pairs innermost, then `lanes` of `v`, the
+// tile's vectors of `v` and its `rows` unrolled.
+void schedule_pair_sums(Stage update, const RVar& r, const Var& v, const Var& rows, int lanes, TailStrategy tail) {
+  RVar pair("pair"), in_pair("in_pair");
+  Var vo("vo"), vi("vi");
+  update.split(v, vo, vi, lanes, tail)
+      .split(r, pair, in_pair, 2)
+      .reorder(in_pair, vi, vo, rows, pair)
+      .atomic()
+      .vectorize(in_pair)
+      .vectorize(vi)
+      .unroll(vo)
+      .unroll(rows);
+}
+
 // Register tiles of up to 4 rows x 4 key vectors over K transposed.
 void schedule_scores_keys_in_lanes(attention_algorithm& a, block_funcs& f, const LoopLevel& per_block) {
   const int lanes = a.tiles.lanes;
@@ -90,17 +106,8 @@ void schedule_scores_keys_in_lanes(attention_algorithm& a, block_funcs& f, const
       .bound_extent(a.ii, rows_per_register_tile)
       .vectorize(a.j, lanes);
   if (a.tiles.bf16_dot_products) {
-    // Each lane sums a pair of head_dim elements' products: a vector reduction vdpbf16ps computes.
-    RVar pair("pair"), in_pair("in_pair");
-    f.dot.update()
-        .split(a.qk_reduction.x, pair, in_pair, 2)
-        .split(a.j, jm, ji, lanes)
-        .reorder(in_pair, ji, jm, a.ii, pair)
-        .atomic()
-        .vectorize(in_pair)
-        .vectorize(ji)
-        .unroll(jm)
-        .unroll(a.ii);
+    // Each lane sums a pair of head_dim elements' products.
+    schedule_pair_sums(f.dot.update(), a.qk_reduction.x, a.j, a.ii, lanes, TailStrategy::Auto);
     return;
   }
   f.dot.update()
@@ -280,16 +287,7 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
   if (a.tiles.bf16_dot_products) {
     // The weights rounded once per block; each lane of weight x V then sums a pair of keys' products.
     f.value_weights.compute_at(per_block).vectorize(a.j, lanes);
-    RVar pair("pair"), in_pair("in_pair");
-    f.block_pv.update()
-        .split(a.e, em, ei, v_lanes, TailStrategy::GuardWithIf)
-        .split(a.pv_reduction.x, pair, in_pair, 2)
-        .reorder(in_pair, ei, em, a.ii, pair)
-        .atomic()
-        .vectorize(in_pair)
-        .vectorize(ei)
-        .unroll(em)
-        .unroll(a.ii);
+    schedule_pair_sums(f.block_pv.update(), a.pv_reduction.x, a.e, a.ii, v_lanes, TailStrategy::GuardWithIf);
     return;
   }
   f.block_pv.update()
