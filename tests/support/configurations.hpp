@@ -767,6 +767,13 @@ inline constexpr operator_configuration operator_table[] = {
                      {.queries = {2, 8, 4}, .keys = {40, 9, 4}}},
      .aot_batches = {{.queries = {3, 0, 64, 1}, .keys = {19, 4, 100, 1}}},
      .gpu_batches = {{.queries = {3, 0, 20}, .keys = {19, 4, 45}}}},
+    {.name = "ragged_paged_prefill_bf16",
+     .about = "bf16 ragged chunked prefill against a bf16 paged cache (pages of 4), causal bottom-right, LSE: the "
+              "AVX512-BF16 tier's pairs of keys across pages and lengths",
+     .tags = "[kv_cache][causal][dtype]",
+     .desc = attention().heads(8).kv_heads(2).head_dim(64).element(dtype::bf16).ragged_queries().paged_kv(4)
+                 .causal(bottom_right).return_lse(),
+     .aot_batches = {{.queries = {3, 0, 1100, 1, 77}, .keys = {19, 4, 1101, 1, 300}}}},
     {.name = "ragged_lengths_masks",
      .about = "ragged queries, dense keys with lengths, an additive mask over the packed queries, key padding",
      .tags = "[kv_cache][masks]",
