@@ -8,13 +8,9 @@ Exit code 3 when torch is not importable (reported as a missing peer).
 import math
 import sys
 
-from peer_timing import median_seconds
+from peer_common import median_seconds, require_torch
 
-try:
-    import torch
-except ImportError:
-    print("missing: torch is not importable by " + sys.executable)
-    sys.exit(3)
+torch = require_torch()
 
 
 def main():

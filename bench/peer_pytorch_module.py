@@ -11,14 +11,10 @@ Exit code 3 when torch is not importable (reported as a missing peer).
 import math
 import sys
 
-from peer_timing import median_seconds
+from peer_common import median_seconds, require_torch
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    print("missing: torch is not importable by " + sys.executable)
-    sys.exit(3)
+torch = require_torch()
+import torch.nn.functional as F
 
 
 def main():

@@ -13,11 +13,9 @@ import statistics
 import sys
 import time
 
-try:
-    import torch
-except ImportError:
-    print("missing: torch is not importable by " + sys.executable)
-    sys.exit(3)
+from peer_common import require_torch
+
+torch = require_torch()
 
 
 def main():
