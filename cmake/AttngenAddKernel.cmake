@@ -41,8 +41,8 @@ default, ``ATTNGEN_DEFAULT_TARGETS``, is the deployment choice: AVX-512 with BF1
 AVX2 and baseline x86-64 in one library, the first the running CPU supports chosen at each call. The
 BF16 tier (``avx512_sapphirerapids``: Zen 4 and later, Cooper Lake and later Xeons) is compiled only
 for descriptions with bf16 or f16 tensors (for the others it would repeat the AVX-512 code), by LLVM
-14's ``llc`` (Debian: ``llvm-14``) for its ``cooperlake`` CPU, and runs only where CPUID reports
-AVX512-BF16.
+14's ``llc`` (Debian: ``llvm-14``; without it the default leaves the tier out) for its ``cooperlake``
+CPU, and runs only where CPUID reports AVX512-BF16.
 
 Example:
 
@@ -55,8 +55,19 @@ Example:
 #]=======================================================================]
 
 set(_attngen_cmake_dir ${CMAKE_CURRENT_LIST_DIR})
-set(ATTNGEN_DEFAULT_TARGETS x86-64-linux-avx512_sapphirerapids-fma-f16c x86-64-linux-avx512_skylake-fma-f16c
-                            x86-64-linux-avx2-fma-f16c x86-64-linux
+# The AVX512-BF16 tier is compiled by LLVM 14's llc: the default targets hold it where llc is found.
+find_program(ATTNGEN_LLC NAMES llc-14)
+if(NOT ATTNGEN_LLC)
+  find_program(ATTNGEN_LLC NAMES llc PATHS /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
+endif()
+set(_attngen_bf16_tier)
+if(ATTNGEN_LLC)
+  set(_attngen_bf16_tier x86-64-linux-avx512_sapphirerapids-fma-f16c)
+else()
+  message(STATUS "attngen: llc-14 not found (Debian: llvm-14); the default targets leave out the AVX512-BF16 tier")
+endif()
+set(ATTNGEN_DEFAULT_TARGETS ${_attngen_bf16_tier} x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c
+                            x86-64-linux
     CACHE STRING "CPU targets of attngen_add_kernel when it names none (most capable first)")
 
 function(attngen_add_kernel name)
