@@ -390,6 +390,14 @@ bool run_cache_case(const bench_case& c, const options& o, const machine_limits&
   return true;
 }
 
+// A speedup for a targets line: "1.23x", or why there is none (the peers skipped or missing).
+std::string speedup_text(double ratio, bool peers) {
+  char text[16];
+  if (std::isnan(ratio)) std::snprintf(text, sizeof text, "%s", peers ? "missing" : "skipped");
+  else std::snprintf(text, sizeof text, "%.2fx", ratio);
+  return text;
+}
+
 // A training case (train_cases.hpp): its row (forward + backward time; the backward's GFLOP/s, counted as
 // backward_flops_factor x the forward's FLOPs, against the peak; PyTorch autograd's forward + backward),
 // its JSON line, and its targets' line appended to `targets`.
@@ -428,9 +436,10 @@ bool run_training_case(const bench_case& c, const options& o, double peak, FILE*
   char line[400];
   std::snprintf(line, sizeof line,
                 "%s: forward %.1f ms, backward %.1f ms at %.1f GFLOP/s = %.2f of peak (target >= 0.50); forward + "
-                "backward %.2fx PyTorch autograd (target >= 3); peak RSS %.0f MiB (PyTorch's %.0f MiB)\n",
-                c.name.c_str(), forward * 1e3, backward * 1e3, backward_gflops, backward_gflops / peak, speedup,
-                ours.peak_rss_mb, pytorch_rss);
+                "backward %s PyTorch autograd (target >= 3x); peak RSS %.0f MiB (PyTorch's %s MiB)\n",
+                c.name.c_str(), forward * 1e3, backward * 1e3, backward_gflops, backward_gflops / peak,
+                speedup_text(speedup, o.peers).c_str(), ours.peak_rss_mb,
+                std::isnan(pytorch_rss) ? "?" : std::to_string(int(pytorch_rss)).c_str());
   targets += line;
   if (json) {
     std::fprintf(json,
@@ -483,17 +492,12 @@ bool run_module_case(const module_bench_case& c, const options& o, double peak, 
   std::printf("%-20s %9.3f %7.1f %7.0f%% %7s %9.0f | %s | %s\n", c.name.c_str(), seconds * 1e3, gflops,
               100 * gflops / peak, "", ours.peak_rss_mb, peer_text(onednn).c_str(), peer_text(pytorch).c_str());
   std::fflush(stdout);
-  auto speedup_text = [&](double peer_seconds) {
-    char text[16];
-    if (std::isnan(peer_seconds)) std::snprintf(text, sizeof text, "%s", o.peers ? "missing" : "skipped");
-    else std::snprintf(text, sizeof text, "%.2fx", peer_seconds / seconds);
-    return std::string(text);
-  };
   char line[400];
   std::snprintf(line, sizeof line,
                 "%s: %s PyTorch (target >= 1.5x), %s oneDNN (target >= 1.2x); projections %.0f%% of the time at "
                 "%.1f GFLOP/s = %.2f of peak (target >= 0.75)\n",
-                c.name.c_str(), speedup_text(pytorch).c_str(), speedup_text(onednn).c_str(), 100 * share,
+                c.name.c_str(), speedup_text(pytorch / seconds, o.peers).c_str(),
+                speedup_text(onednn / seconds, o.peers).c_str(), 100 * share,
                 projection_gflops, projection_gflops / peak);
   targets += line;
   if (json) {
