@@ -40,7 +40,7 @@ Targets are named explicitly (``host`` is refused: on some CPUs it enables featu
 default, ``ATTNGEN_DEFAULT_TARGETS``, is the deployment choice: AVX-512 with BF16 dot products, AVX-512,
 AVX2 and baseline x86-64 in one library, the first the running CPU supports chosen at each call. The
 BF16 tier (``avx512_sapphirerapids``: Zen 4 and later, Cooper Lake and later Xeons) is compiled only
-for descriptions with bf16 or f16 tensors (for the others it would repeat the AVX-512 code), by LLVM
+for descriptions of bf16 queries, keys and values (for the others it would repeat the AVX-512 code), by LLVM
 14's ``llc`` (Debian: ``llvm-14``; without it the default leaves the tier out) for its ``cooperlake``
 CPU, and runs only where CPUID reports AVX512-BF16.
 

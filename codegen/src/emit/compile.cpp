@@ -42,13 +42,6 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-// Whether any of the operator's tensors is bf16 or f16: what the AVX512-BF16 tier speeds up (bf16 dot
-// products; f16 converted by vcvtph2ps, which Halide 14 emits only where it takes f16 as native).
-bool has_half_precision_elements(const attention_desc& op) {
-  auto half = [](dtype t) { return t == dtype::bf16 || t == dtype::f16; };
-  return half(op.element_type) || half(op.effective_kv_element());
-}
-
 // A request checked and its targets sorted into CPU and GPU ones.
 struct resolved_request {
   const mha_desc* module = nullptr;
@@ -75,8 +68,8 @@ resolved_request resolve(const kernel_request& request) {
       r.gpu_apis.push_back(api);
       r.gpu_targets.push_back(target_for(kernel_target(t), r.op));
       r.gpu_target_names.push_back(t.to_string());
-    } else if (has_bf16_dot_products(t) && !has_half_precision_elements(r.op)) {
-      // The AVX512-BF16 tier would compile the AVX-512 code again, unchanged, for f32 and int8 tensors.
+    } else if (has_bf16_dot_products(t) && !takes_bf16_dot_products(r.op, t)) {
+      // Without bf16 dot products the AVX512-BF16 tier would compile the AVX-512 code again.
       continue;
     } else {
       r.targets.push_back(target_for(kernel_target(t), r.op));
