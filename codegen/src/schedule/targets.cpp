@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "attngen/runtime/detail/cpu_dispatch.hpp"
+
 namespace attngen::codegen {
 
 namespace {
@@ -13,13 +15,6 @@ namespace {
 bool cpu_has_f16c() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-}
-
-// From CPUID leaf 7: AVX512-BF16 (subleaf 1) and AVX512-VNNI (subleaf 0).
-bool cpu_has_avx512_bf16() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) || (eax & (1u << 5)) == 0) return false;
-  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 11)) != 0;
 }
 
 }  // namespace
@@ -55,7 +50,7 @@ bool cpu_runs(const Halide::Target& target) {
                       __builtin_cpu_supports("avx512cd");
   const std::pair<Halide::Target::Feature, bool> features[] = {
       {Halide::Target::AVX512_Skylake, avx512},
-      {Halide::Target::AVX512_SapphireRapids, avx512 && cpu_has_avx512_bf16()},
+      {Halide::Target::AVX512_SapphireRapids, detail::runs_bf16_tier(detail::this_cpu())},
       {Halide::Target::AVX2, __builtin_cpu_supports("avx2")},
       {Halide::Target::FMA, __builtin_cpu_supports("fma")}, {Halide::Target::F16C, cpu_has_f16c()},
       {Halide::Target::AVX, __builtin_cpu_supports("avx")}, {Halide::Target::SSE41, __builtin_cpu_supports("sse4.1")}};

@@ -83,7 +83,7 @@ struct blocking {
   /// q.k and weight x V as bf16 dot products with float sums (x86's vdpbf16ps): q, K and V are
   /// staged in pairs of head_dim elements or keys, the weights rounded to bf16 where they multiply V
   /// (as FlashAttention and oneDNN do). For bf16 descriptions with keys in lanes on targets with
-  /// AVX512-BF16 (bf16_dot_products_for).
+  /// AVX512-BF16 (takes_bf16_dot_products in attngen/codegen/targets.hpp).
   bool bf16_dot_products = false;
 
   /// Rows of a tile: queries_per_tile x group size.
@@ -106,8 +106,8 @@ struct block_funcs {
   Halide::Func block_pv;        ///< (e, ii, kb, it, g, b): weight x V over the block
   /// (j, ii, kb, it, g, b): the weights as bf16, as they multiply V; only with bf16_dot_products.
   Halide::Func value_weights;
-  /// The block sums add value_weights (bf16 dot products without dropout): the float weights need
-  /// no storage of their own.
+  /// The block sums add value_weights (bf16 dot products without dropout or a log-sum-exp output):
+  /// the float weights need no storage of their own.
   bool sums_rounded_weights = false;
   /// (j, kb, b): the modifiers' reads at the key alone, one Func per distinct read; only with
   /// blocking::stage_key_reads.
