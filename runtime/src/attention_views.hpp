@@ -22,6 +22,7 @@ auto given_view(Args& args, const kernel_argument& argument) -> decltype(&args.q
     case argument_slot::v_scale: return &args.v_scale;
     case argument_slot::page_table: return &args.page_table;
     case argument_slot::kv_lengths: return &args.kv_lengths;
+    case argument_slot::positions: return &args.positions;
     case argument_slot::sinks: return &args.sinks;
     case argument_slot::mask: return &args.mask;
     case argument_slot::key_padding: return &args.key_padding;

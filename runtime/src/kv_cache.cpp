@@ -11,10 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "element_access.hpp"
 #include "sequence_checks.hpp"
 #include "tensor_checks.hpp"
 
 namespace attngen {
+
+using detail::element_address;
+using detail::load;
+using detail::store;
 
 namespace {
 
@@ -269,49 +274,6 @@ status check_rows_distinct(const attention_desc& desc, std::vector<appended_row>
               table_entry(first) + " and " + table_entry(second) + " are both page " + std::to_string(first.outer) +
                   ": " + key_text(first) + " and " + key_text(second) + " would both be written to its row " +
                   std::to_string(first.inner));
-}
-
-std::uint8_t* element_address(const tensor_view& t, std::int64_t offset) {
-  return static_cast<std::uint8_t*>(t.data) + offset * size_of(t.type);
-}
-
-float load(dtype type, const std::uint8_t* p) {
-  switch (type) {
-    case dtype::f16: {
-      _Float16 h;
-      std::memcpy(&h, p, sizeof h);
-      return h;
-    }
-    case dtype::bf16: {
-      std::uint16_t bits;
-      std::memcpy(&bits, p, sizeof bits);
-      return std::bit_cast<float>(std::uint32_t(bits) << 16);
-    }
-    default: {
-      float f;
-      std::memcpy(&f, p, sizeof f);
-      return f;
-    }
-  }
-}
-
-// Round to nearest even. A NaN is kept a NaN (quieted): rounding could carry its payload into infinity.
-std::uint16_t bf16_bits(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if (std::isnan(value)) return std::uint16_t((bits >> 16) | 0x0040);
-  return std::uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-}
-
-void store(dtype type, float value, std::uint8_t* p) {
-  if (type == dtype::f16) {
-    const _Float16 h = static_cast<_Float16>(value);
-    std::memcpy(p, &h, sizeof h);
-  } else if (type == dtype::bf16) {
-    const std::uint16_t bits = bf16_bits(value);
-    std::memcpy(p, &bits, sizeof bits);
-  } else {
-    std::memcpy(p, &value, sizeof value);
-  }
 }
 
 // The integer nearest value / scale (in double, so that ties are decided on the exact quotient), clamped

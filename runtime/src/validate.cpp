@@ -3,6 +3,7 @@
 #include "argument_checks.hpp"
 #include "attention_views.hpp"
 #include "attngen/runtime/attention_call.hpp"
+#include "position_checks.hpp"
 
 namespace attngen {
 
@@ -15,7 +16,8 @@ status validate(const attention_desc& desc, const attention_args& args) {
   arguments.reserve(table.size());
   for (const kernel_argument& argument : table)
     if (const tensor_view* view = given_view(args, argument)) arguments.push_back(checked(argument, *view));
-  return check_arguments(arguments);
+  if (status s = check_arguments(arguments); !s) return s;
+  return check_global_positions(desc, args);
 }
 
 }  // namespace attngen

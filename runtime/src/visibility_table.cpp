@@ -37,7 +37,7 @@ status compute_visibility_table(const attention_desc& desc, const visibility_ent
   std::fill(std::begin(views), std::end(views), &none);
   int given = 0;
   for (const kernel_argument& argument : kernel_arguments(desc))
-    if (reads_captures(argument))
+    if (read_by_visibility_table(argument))
       views[given++] = argument.slot == argument_slot::scalars ? &scalars : given_view(args, argument);
   views[given++] = &table;
   int batch_dims[std::size(views)];

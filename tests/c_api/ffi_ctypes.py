@@ -32,7 +32,7 @@ class AttentionArgs(ctypes.Structure):
                 ("output", Tensor), ("lse", Tensor), ("captures", Tensor * MAX_CAPTURED_TENSORS),
                 ("scalars", ctypes.c_float * MAX_CAPTURED_SCALARS), ("gpu", GpuOptions),
                 ("q_offsets", Tensor), ("k_scale", Tensor), ("v_scale", Tensor), ("page_table", Tensor),
-                ("kv_lengths", Tensor), ("sinks", Tensor)]
+                ("kv_lengths", Tensor), ("sinks", Tensor), ("positions", Tensor)]
 
 
 class Error(ctypes.Structure):

@@ -42,6 +42,7 @@ Halide::ImageParam& parameter_for(codegen::attention_algorithm& a, const kernel_
     case argument_slot::v_scale: return a.v_scale;
     case argument_slot::page_table: return a.page_table;
     case argument_slot::kv_lengths: return a.kv_lengths;
+    case argument_slot::positions: return a.positions;
     case argument_slot::sinks: return a.sinks;
     case argument_slot::mask: return a.mask;
     case argument_slot::key_padding: return a.key_padding;
@@ -117,12 +118,21 @@ jit_result jit_kernel::run(const attention_problem& p) {
     a.key_padding.set(padding);
   }
   set_captures(a.captures, p);
+  Halide::Buffer<float> sinks(H);
+  if (d.has_sinks) {
+    std::memcpy(sinks.data(), p.sinks.data(), p.sinks.size() * sizeof(float));
+    a.sinks.set(sinks);
+  }
+  Halide::Buffer<std::int32_t> positions(global_position_count);
+  std::memcpy(positions.data(), p.positions, sizeof p.positions);
+  if (d.global_positions) a.positions.set(positions);
   if (impl_->visibility) {
     // The table on the finest tiles and its slices, as the runtime computes them before the kernel.
     codegen::visibility_table_algorithm& t = *impl_->visibility;
     const codegen::visibility_layout& layout = impl_->visibility_layout;
     const codegen::visibility_grid grid = layout.finest;
     set_captures(t.captures, p);
+    if (d.global_positions) t.positions.set(positions);
     t.query_length.set(Lq);
     t.key_length.set(Lk);
     t.tile_queries.set(grid.queries);

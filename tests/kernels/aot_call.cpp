@@ -47,6 +47,7 @@ attention_args aot_call::args() {
   }
   if (d.has_key_padding_mask()) a.key_padding = make_tensor(p_.key_padding.data(), {B, Lk});
   if (d.has_sinks) a.sinks = make_tensor(p_.sinks.data(), {H});
+  if (d.global_positions) a.positions = make_tensor(p_.positions, dtype::i32, {std::int64_t(global_position_count)});
   a.output = make_tensor(output_.data(), t, {B, Lq, H, Dv});
   if (d.lse_output) a.lse = make_tensor(lse_.data(), {B, H, Lq});
   for (int n = 0; n < d.captures.tensor_count; ++n) {

@@ -24,8 +24,10 @@ double mask_value(const attention_problem& p, int b, int h, int i, int j) {
 bool key_visible(const attention_problem& p, int b, int h, int i, int j) {
   const auto& d = p.desc;
   if (d.has_mask_mod() && evaluate_modifier(d.mask_modifier, p, {0.0, b, h, i, j}) == 0) return false;
-  if (d.causal_mode == causal_alignment::top_left && j > i) return false;
-  if (d.causal_mode == causal_alignment::bottom_right && j > i + (p.key_length - p.query_length)) return false;
+  // Positions in the whole sequence (the call's own without global positions).
+  const int query = p.query_start() + i, key = p.key_start() + j;
+  if (d.causal_mode == causal_alignment::top_left && key > query) return false;
+  if (d.causal_mode == causal_alignment::bottom_right && key > query + (p.key_total() - p.query_total())) return false;
   if (d.has_key_padding_mask()) {
     const bool flag = p.key_padding[std::size_t(b) * p.key_length + j] != 0;
     if (flag == (d.key_padding == padding_polarity::true_means_ignore)) return false;

@@ -42,10 +42,10 @@ double evaluate(const modifier_graph& g, int index, const attention_problem& p, 
     case expr_op::score: return at.score;
     case expr_op::batch: return at.batch;
     case expr_op::head: return at.head;
-    case expr_op::query: return at.query;
-    case expr_op::key: return at.key;
-    case expr_op::query_length: return p.query_length;
-    case expr_op::key_length: return p.key_length;
+    case expr_op::query: return at.query + p.query_start();
+    case expr_op::key: return at.key + p.key_start();
+    case expr_op::query_length: return p.query_total();
+    case expr_op::key_length: return p.key_total();
     case expr_op::scalar: return p.scalars[p.desc.captures.scalar_index(n.name)];
     case expr_op::tensor_read: return read_tensor(p, n, x);
     case expr_op::add: return x[0] + x[1];

@@ -19,9 +19,10 @@ struct comparison {
 };
 
 /// Compares output (B, Lq, H, Dv) and, when the description returns it, lse (B, H, Lq). NaN must
-/// match NaN position for position; -inf must match -inf.
+/// match NaN position for position; -inf must match -inf. `merges`: the results are partial results
+/// merged that many times (support/tolerance.hpp).
 comparison compare_with_reference(const attention_problem& p, const reference_result& expected,
-                                  const std::vector<float>& output, const std::vector<float>& lse);
+                                  const std::vector<float>& output, const std::vector<float>& lse, int merges = 0);
 
 /// Compares each sequence of a batch, as the kernel wrote it into the batch's output and lse, with
 /// the reference on that sequence's own problem; the first failure names the sequence.

@@ -360,6 +360,42 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = mha.causal(top_left).return_lse(),
      .jit = {{.lengths = {1, 2, 769}, .batches = {1}}}},
 
+    // Global positions: each call a random slice of a longer sequence (query and key starts, totals).
+    {.name = "positions_gqa",
+     .about = "GQA H4 KVH2 D64, LSE, global positions: a slice's partial result",
+     .tags = "[positions]",
+     .desc = gqa.return_lse().with_global_positions(),
+     .jit = {{.lengths = {1, 17, 113}, .batches = {1, 2}}},
+     .aot = {{2, 17, 23}, {1, 1, 64}}},
+    {.name = "positions_causal_top_left",
+     .about = "GQA H4 KVH2 D64, causal top-left, LSE, global positions",
+     .tags = "[positions][causal]",
+     .desc = gqa.causal(top_left).return_lse().with_global_positions(),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .aot = {{2, 17, 23}, {1, 113, 64}}},
+    {.name = "positions_causal_bottom_right_sinks",
+     .about = "GQA H4 KVH2 D64, causal bottom-right, sinks, LSE, global positions",
+     .tags = "[positions][causal]",
+     .desc = gqa.causal(bottom_right).attention_sinks().return_lse().with_global_positions(),
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+    {.name = "positions_window_document",
+     .about = "MHA H4 D64, sliding window and document mask, LSE, global positions",
+     .tags = "[positions][modifiers]",
+     .desc = mha.capture(document)
+                 .mask_mod(sliding_window(40, 0) && document_mask(document))
+                 .return_lse()
+                 .with_global_positions(),
+     .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
+     .aot = {{2, 33, 47}}},
+    {.name = "positions_alibi_lengths",
+     .about = "GQA H4 KVH2 D64, ALiBi plus q_len and kv_len, causal, global positions",
+     .tags = "[positions][modifiers]",
+     .desc = gqa.causal(top_left)
+                 .score_mod(alibi(4) + to_float(kv_len - q_len) * 0.01f)
+                 .return_lse()
+                 .with_global_positions(),
+     .jit = {{.lengths = {1, 17, 113}, .batches = {1, 2}}}},
+
     // Additive masks and key padding.
     {.name = "mask_lq_lk",
      .about = "GQA H4 KVH2 D64, additive mask (Lq, Lk)",

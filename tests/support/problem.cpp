@@ -28,8 +28,8 @@ std::vector<int> attention_problem::capture_shape(int n) const {
     switch (t.extents[d].kind) {
       case extent_kind::batch: shape.push_back(batch); break;
       case extent_kind::heads: shape.push_back(desc.num_heads); break;
-      case extent_kind::query_length: shape.push_back(query_length); break;
-      case extent_kind::key_length: shape.push_back(key_length); break;
+      case extent_kind::query_length: shape.push_back(query_total()); break;
+      case extent_kind::key_length: shape.push_back(key_total()); break;
       case extent_kind::fixed: shape.push_back(t.extents[d].size); break;
     }
   }
@@ -53,6 +53,9 @@ std::string attention_problem::name() const {
   if (desc.has_scale) n += " scale=" + std::to_string(desc.scale_value);
   if (desc.lse_output) n += " lse";
   if (desc.has_sinks) n += " sinks";
+  if (desc.global_positions)
+    n += " positions=" + std::to_string(query_start()) + "," + std::to_string(key_start()) + "/" +
+         std::to_string(query_total()) + "," + std::to_string(key_total());
   if (desc.has_score_mod()) n += " score_mod=" + to_text(desc.score_modifier);
   if (desc.has_mask_mod()) n += " mask_mod=" + to_text(desc.mask_modifier);
   n += " " + std::string(name_of(desc.element_type));
@@ -81,6 +84,13 @@ attention_problem make_random_problem(const attention_desc& desc, int batch, int
   p.key_length = key_length;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  if (desc.global_positions) {
+    const int query_extra = int(rng() % unsigned(query_length + 40)), key_extra = int(rng() % unsigned(key_length + 40));
+    p.positions[int(global_position::query_start)] = int(rng() % unsigned(query_extra + 1));
+    p.positions[int(global_position::key_start)] = int(rng() % unsigned(key_extra + 1));
+    p.positions[int(global_position::query_total)] = query_length + query_extra;
+    p.positions[int(global_position::key_total)] = key_length + key_extra;
+  }
   auto fill = [&](std::vector<float>& data, std::size_t n) {
     data.resize(n);
     for (auto& x : data) x = round_to(desc.element_type, uniform(rng));
@@ -135,6 +145,57 @@ attention_problem make_random_problem(const attention_desc& desc, int batch, int
   // Sinks near the scores' range, so that they matter without dominating.
   if (desc.has_sinks)
     for (int h = 0; h < desc.num_heads; ++h) p.sinks.push_back(0.5f + 1.5f * uniform(rng));
+  return p;
+}
+
+attention_problem make_whole_problem(const attention_desc& desc, int batch, int query_length, int key_length,
+                                     std::uint32_t seed) {
+  attention_desc local = desc;
+  local.global_positions = false;
+  attention_problem p = make_random_problem(local, batch, query_length, key_length, seed);
+  p.desc = desc;
+  p.positions[int(global_position::query_total)] = query_length;
+  p.positions[int(global_position::key_total)] = key_length;
+  return p;
+}
+
+attention_problem slice_of(const attention_problem& whole, int query_start, int query_count, int key_start,
+                           int key_count) {
+  attention_problem p = whole;
+  p.query_length = query_count;
+  p.key_length = key_count;
+  p.positions[int(global_position::query_start)] = whole.query_start() + query_start;
+  p.positions[int(global_position::key_start)] = whole.key_start() + key_start;
+  const attention_desc& d = whole.desc;
+  const std::size_t H = d.num_heads, KVH = d.effective_kv_heads();
+  // Rows [first, first + count) of dimension `at` (outermost first) of `from`, whose shape is `shape`.
+  auto cut = [](const std::vector<float>& from, std::vector<int> shape, int at, int first, int count) {
+    std::size_t outer = 1, inner = 1;
+    for (int d = 0; d < at; ++d) outer *= std::size_t(shape[d]);
+    for (std::size_t d = std::size_t(at) + 1; d < shape.size(); ++d) inner *= std::size_t(shape[d]);
+    std::vector<float> to;
+    to.reserve(outer * std::size_t(count) * inner);
+    for (std::size_t o = 0; o < outer; ++o) {
+      const auto row = from.begin() + std::ptrdiff_t((o * std::size_t(shape[at]) + std::size_t(first)) * inner);
+      to.insert(to.end(), row, row + std::ptrdiff_t(std::size_t(count) * inner));
+    }
+    return to;
+  };
+  p.q = cut(whole.q, {whole.batch, whole.query_length, int(H), d.qk_head_dim}, 1, query_start, query_count);
+  p.k = cut(whole.k, {whole.batch, whole.key_length, int(KVH), d.qk_head_dim}, 1, key_start, key_count);
+  p.v = cut(whole.v, {whole.batch, whole.key_length, int(KVH), d.effective_v_head_dim()}, 1, key_start, key_count);
+  if (d.has_additive_mask()) {
+    const std::vector<int> shape = whole.mask_shape();
+    const int rows_at = int(shape.size()) - 2;
+    std::vector<int> rows_cut = shape;
+    rows_cut[std::size_t(rows_at)] = query_count;
+    p.mask = cut(cut(whole.mask, shape, rows_at, query_start, query_count), rows_cut, rows_at + 1, key_start, key_count);
+  }
+  if (d.has_key_padding_mask()) {
+    std::vector<float> flags(whole.key_padding.begin(), whole.key_padding.end());
+    flags = cut(flags, {whole.batch, whole.key_length}, 1, key_start, key_count);
+    p.key_padding.assign(flags.begin(), flags.end());
+  }
   return p;
 }
 

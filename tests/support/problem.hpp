@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "attngen/arguments.hpp"
 #include "attngen/attention.hpp"
 
 namespace attngen::testing {
@@ -25,6 +26,16 @@ struct attention_problem {
   std::vector<std::vector<float>> captures;
   std::vector<float> scalars;  ///< the description's captured scalars
   std::vector<float> sinks;    ///< (H) attention sinks' logits, empty without sinks
+  /// With global positions: query_start, key_start, query_total, key_total (attngen/arguments.hpp's
+  /// global_position order); the call is that slice of the whole sequence.
+  int positions[global_position_count] = {};
+
+  /// Where the call's query 0 and key 0 lie in the whole sequence, and the whole's lengths: the
+  /// positions, or the call's own without global positions.
+  int query_start() const { return desc.global_positions ? positions[int(global_position::query_start)] : 0; }
+  int key_start() const { return desc.global_positions ? positions[int(global_position::key_start)] : 0; }
+  int query_total() const { return desc.global_positions ? positions[int(global_position::query_total)] : query_length; }
+  int key_total() const { return desc.global_positions ? positions[int(global_position::key_total)] : key_length; }
 
   /// Dense shape of the additive mask, outermost first; empty if none.
   std::vector<int> mask_shape() const;
@@ -36,10 +47,21 @@ struct attention_problem {
   std::string name() const;
 };
 
-/// A problem with uniform random q, k, v in [-1, 1), masks with some -inf and padded keys, all from
-/// `seed`. Values are rounded to the description's element type.
+/// A problem with uniform random q, k, v in [-1, 1), masks with some -inf and padded keys, with global
+/// positions a random slice of a longer sequence (up to twice as long, plus 40), all from `seed`. Values are rounded to the description's element type.
 attention_problem make_random_problem(const attention_desc& desc, int batch, int query_length, int key_length,
                                       std::uint32_t seed);
+
+/// A problem over a whole sequence for a description with global positions (positions {0, 0, Lq,
+/// Lk}), whose slices (slice_of) are calls on parts of it.
+attention_problem make_whole_problem(const attention_desc& desc, int batch, int query_length, int key_length,
+                                     std::uint32_t seed);
+
+/// The call on queries [query_start, query_start + query_count) and keys [key_start, key_start +
+/// key_count) of `whole` (make_whole_problem): its tensors and masks cut to those rows and keys, its
+/// captures, sinks, scalars and totals the whole's.
+attention_problem slice_of(const attention_problem& whole, int query_start, int query_count, int key_start,
+                           int key_count);
 
 /// A gradient of the output for a backward call of `p`: uniform in [-1, 1), (B, Lq, H, Dv), rounded to
 /// the description's element type.

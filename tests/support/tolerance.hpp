@@ -32,15 +32,18 @@ constexpr double unit_roundoff(dtype t) {
 /// which moves the output by at most one unit roundoff of its scale.
 constexpr int output_roundings(dtype t) { return t == dtype::bf16 ? 2 : 1; }
 
-/// Largest absolute error allowed in an output element.
-inline double output_tolerance(dtype t, int head_dim, int key_length) {
+/// Largest absolute error allowed in an output element; `merges`: partial results over parts of the
+/// keys merged that many times (attngen::merge, rounding its result once each: one more rounding of
+/// the element type per merge, the parts' errors carried through a convex combination).
+inline double output_tolerance(dtype t, int head_dim, int key_length, int merges = 0) {
   const double accumulation = 8 * 2 * unit_roundoff(dtype::f32) * (std::sqrt(double(head_dim)) + std::sqrt(double(key_length)));
-  return output_roundings(t) * unit_roundoff(t) + accumulation;
+  return (output_roundings(t) + merges) * unit_roundoff(t) + accumulation;
 }
 
-/// Largest absolute error allowed in a log-sum-exp element of magnitude |reference|.
-inline double lse_tolerance(int head_dim, int key_length, double reference) {
-  return 8 * 2 * unit_roundoff(dtype::f32) * (std::sqrt(double(head_dim)) + std::sqrt(double(key_length))) *
+/// Largest absolute error allowed in a log-sum-exp element of magnitude |reference|; `merges` as for
+/// output_tolerance, each a float32 rounding.
+inline double lse_tolerance(int head_dim, int key_length, double reference, int merges = 0) {
+  return (8 * 2 * (std::sqrt(double(head_dim)) + std::sqrt(double(key_length))) + merges) * unit_roundoff(dtype::f32) *
          (1.0 + std::fabs(reference));
 }
 

@@ -358,7 +358,7 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
                              const std::vector<std::string>& gpu_apis, const std::vector<std::string>& gpu_target_names) {
   const attention_argument_table arguments = kernel_arguments(desc);
   // The visibility part's buffers: the captured tensors and scalars, then its table.
-  const int captures = int(std::count_if(arguments.begin(), arguments.end(), reads_captures));
+  const int captures = int(std::count_if(arguments.begin(), arguments.end(), read_by_visibility_table));
   wrapper_kind kind;
   kind.title = "Fused attention kernel";
   kind.validation_header = "attngen/validation.hpp";

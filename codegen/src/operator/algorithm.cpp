@@ -48,8 +48,7 @@ Expr additive_mask_at(const ImageParam& mask, mask_shape shape, Expr key, Expr q
 // the key alone from `key_read` where given (modifier_leaves::key_read).
 Expr modifier_hides(const attention_algorithm& a, Expr key_clamped, Expr query_clamped, Expr head, Expr batch,
                     std::function<Expr(int)> key_read = {}) {
-  const modifier_leaves at{Expr(), batch, head, query_clamped, key_clamped, a.sources.query_length,
-                           a.sources.key_length, std::move(key_read)};
+  const modifier_leaves at = a.sources.leaves_at(Expr(), batch, head, query_clamped, key_clamped, std::move(key_read));
   return !lower_modifier(a.desc.mask_modifier, a.desc.captures, a.captures, at);
 }
 
@@ -73,8 +72,8 @@ Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Exp
 Expr modified_score(const attention_algorithm& a, Expr scaled_dot, Expr key_clamped, Expr query_clamped, Expr head,
                     Expr batch, std::function<Expr(int)> key_read = {}) {
   if (!a.desc.has_score_mod()) return scaled_dot;
-  const modifier_leaves at{scaled_dot, batch, head, query_clamped, key_clamped, a.sources.query_length,
-                           a.sources.key_length, std::move(key_read)};
+  const modifier_leaves at =
+      a.sources.leaves_at(scaled_dot, batch, head, query_clamped, key_clamped, std::move(key_read));
   return lower_modifier(a.desc.score_modifier, a.desc.captures, a.captures, at);
 }
 
@@ -131,7 +130,7 @@ class key_read_staging {
   Func staged(const modifier_graph& graph, int node) {
     const Var j = a_.j, kb = a_.kb, b = a_.b;
     const Expr key = gathered_index(kb * a_.tiles.key_block + j, a_.sources.key_length, a_.sources.unproven_zero);
-    const modifier_leaves at{Expr(), b, Expr(), Expr(), key, a_.sources.query_length, a_.sources.key_length, {}};
+    const modifier_leaves at = a_.sources.leaves_at(Expr(), b, Expr(), Expr(), key);
     const Expr value = lower_modifier_node(graph, a_.desc.captures, a_.captures, at, node);
     for (const Func& read : staged_)
       if (Internal::equal(read.value(), value)) return read;
@@ -264,8 +263,8 @@ void define_block_visibility(attention_algorithm& a) {
     const Expr visible_bit = cast<uint8_t>(some_key_visible), hidden_bit = cast<uint8_t>(some_key_hidden);
     const Expr no_bits = cast<uint8_t>(0);
     const Var query("mask_q"), key("mask_kv"), head("mask_h");
-    const Expr visible = lower_modifier(desc.mask_modifier, desc.captures, a.captures,
-                                        {Expr(), b, head, query, key, query_length, key_length});
+    const Expr visible =
+        lower_modifier(desc.mask_modifier, desc.captures, a.captures, a.sources.leaves_at(Expr(), b, head, query, key));
     Internal::Scope<Internal::Interval> scope;
     scope.push(query.name(), Internal::Interval(it * tile_queries, min(it * tile_queries + tile_queries, query_length) - 1));
     scope.push(key.name(), Internal::Interval(kb * block_keys, min(kb * block_keys + block_keys, key_length) - 1));
@@ -278,8 +277,9 @@ void define_block_visibility(attention_algorithm& a) {
   }
   const Expr table_head = visibility_table_heads(desc) == 1 ? Expr(0) : Expr(g);
   if (a.tiles.visibility_slice < 0) {
-    a.visibility_in_pipeline = define_visibility_stages(
-        desc, a.captures, {tile_queries, block_keys, query_length, key_length, a.sources.unproven_zero, a.tiles.lanes});
+    visibility_inputs inputs{tile_queries, block_keys, query_length, key_length, a.sources.unproven_zero, a.tiles.lanes};
+    if (desc.global_positions) inputs.origin = a.sources.leaves_at(Expr(), Expr(), Expr(), 0, 0);
+    a.visibility_in_pipeline = define_visibility_stages(desc, a.captures, inputs);
     a.block_visibility(kb, it, g, b) = a.visibility_in_pipeline.table(kb, it, table_head, b);
     return;
   }
@@ -636,6 +636,7 @@ Argument attention_algorithm::parameter(const kernel_argument& argument) const {
     case argument_slot::v_scale: return v_scale;
     case argument_slot::page_table: return page_table;
     case argument_slot::kv_lengths: return kv_lengths;
+    case argument_slot::positions: return positions;
     case argument_slot::sinks: return sinks;
     case argument_slot::mask: return mask;
     case argument_slot::key_padding: return key_padding;
@@ -727,7 +728,21 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   // are not negative. Per sequence: q holds the one sequence of the call.
   src.unproven_zero = desc.has_sequence_lengths() ? min(q.dim(3).extent() - 1, 0)
                                                   : min(q.dim(3).extent() - cache.k.dim(3).extent(), 0);
-  src.causal_offset = desc.causal_mode == causal_alignment::bottom_right ? src.key_length - src.query_length : Expr(0);
+  ImageParam positions;
+  if (desc.global_positions) {
+    positions = ImageParam(Int(32), 1, "positions");
+    positions.dim(0).set_bounds(0, global_position_count);
+    src.query_start = positions(int(global_position::query_start));
+    src.key_start = positions(int(global_position::key_start));
+    src.query_total = positions(int(global_position::query_total));
+    src.key_total = positions(int(global_position::key_total));
+  }
+  // Query i sees key j where key_start + j <= query_start + i (+ key_total - query_total bottom-right).
+  const bool bottom_right = desc.causal_mode == causal_alignment::bottom_right;
+  if (desc.global_positions)
+    src.causal_offset = src.query_start - src.key_start + (bottom_right ? src.key_total - src.query_total : Expr(0));
+  else
+    src.causal_offset = bottom_right ? src.key_length - src.query_length : Expr(0);
   if (desc.is_ragged()) q_offsets = ImageParam(Int(32), 1, "q_offsets");
   if (desc.has_sinks) {
     sinks = ImageParam(Float(32), 1, "sinks");
@@ -780,6 +795,7 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
   a.v_scale = cache.v_scale;
   a.page_table = cache.page_table;
   a.kv_lengths = cache.kv_lengths;
+  a.positions = positions;
   a.sinks = sinks;
   a.mask = mask;
   a.key_padding = key_padding;

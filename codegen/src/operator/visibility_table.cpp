@@ -39,9 +39,17 @@ visibility_stages define_visibility_stages(const attention_desc& desc, const cap
   // run-time input. Measured as fast within 2% (example 03's kernel, B1 L2048 and decoding, AVX2
   // and AVX-512).
   const Expr gathered_key = gathered_index(key, key_length, inputs.unproven_zero);
-  const Expr visible = lower_modifier(desc.mask_modifier, desc.captures, captures,
-                                      {Expr(), s.b, head, clamp(query, 0, query_length - 1), gathered_key,
-                                       query_length, key_length});
+  const modifier_leaves& origin = inputs.origin;
+  const bool placed = origin.query.defined();
+  const Expr query_clamped = clamp(query, 0, query_length - 1);
+  const modifier_leaves at{Expr(),
+                           s.b,
+                           head,
+                           placed ? query_clamped + origin.query : query_clamped,
+                           placed ? gathered_key + origin.key : gathered_key,
+                           placed ? origin.query_length : query_length,
+                           placed ? origin.key_length : key_length};
+  const Expr visible = lower_modifier(desc.mask_modifier, desc.captures, captures, at);
   s.lanes = Func("block_visibility_lanes");
   s.lanes(s.lane, s.kb, s.it, s.g, s.b) = no_bits;
   s.lanes(s.lane, s.kb, s.it, s.g, s.b) =
@@ -54,7 +62,9 @@ visibility_stages define_visibility_stages(const attention_desc& desc, const cap
 }
 
 std::vector<Argument> visibility_table_algorithm::arguments() const {
-  std::vector<Argument> args = captures.arguments();
+  std::vector<Argument> args;
+  if (positions.defined()) args.push_back(positions);
+  for (const Argument& capture : captures.arguments()) args.push_back(capture);
   for (const Param<int32_t>& size : {query_length, key_length, tile_queries, block_keys}) args.push_back(size);
   return args;
 }
@@ -81,8 +91,19 @@ visibility_table_algorithm define_visibility_table(const attention_desc& desc, i
   t.captures = capture_params::declare(desc.captures);
   // The runtime calls the part with at least one query: min(Lq, 0) is zero, which Halide cannot prove
   // of a scalar argument.
-  t.stages = define_visibility_stages(
-      desc, t.captures, {t.tile_queries, t.block_keys, t.query_length, t.key_length, min(t.query_length, 0), lanes});
+  visibility_inputs inputs{t.tile_queries, t.block_keys, t.query_length, t.key_length, min(t.query_length, 0), lanes};
+  if (desc.global_positions) {
+    t.positions = ImageParam(Int(32), 1, "positions");
+    t.positions.dim(0).set_bounds(0, global_position_count);
+    inputs.origin = {Expr(),
+                     Expr(),
+                     Expr(),
+                     t.positions(int(global_position::query_start)),
+                     t.positions(int(global_position::key_start)),
+                     t.positions(int(global_position::query_total)),
+                     t.positions(int(global_position::key_total))};
+  }
+  t.stages = define_visibility_stages(desc, t.captures, inputs);
   return t;
 }
 

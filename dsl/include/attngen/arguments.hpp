@@ -26,7 +26,7 @@ enum class argument_role : std::uint8_t {
 
 /// The members of attngen::attention_args, one per slot of the table.
 enum class argument_slot : std::uint8_t {
-  q, q_offsets, k, v, k_scale, v_scale, page_table, kv_lengths, sinks, mask, key_padding, capture, scalars, output, lse
+  q, q_offsets, k, v, k_scale, v_scale, page_table, kv_lengths, positions, sinks, mask, key_padding, capture, scalars, output, lse
 };
 
 /// The members of attngen::attention_backward_args, one per slot of backward_argument_table.
@@ -42,6 +42,8 @@ enum class extent_source : std::uint8_t {
   total_queries, ///< total_q, the packed queries of every sequence (ragged queries)
   pages,         ///< num_pages of a paged KV cache's pools
   max_pages,     ///< pages a page table's row holds
+  query_total,   ///< the whole sequence's queries (global positions): positions' query_total
+  key_total,     ///< the whole sequence's keys (global positions): positions' key_total
   description,   ///< fixed by the description: `extent`
 };
 /// How many run-time extent sources there are (those before extent_source::description).
@@ -91,6 +93,10 @@ struct argument {
 /// An argument of an attention operator's call (attngen::attention_args).
 using kernel_argument = argument<argument_slot>;
 
+/// The entries of a call's `positions` (attention_desc::with_global_positions), in order.
+enum class global_position : std::uint8_t { query_start, key_start, query_total, key_total };
+inline constexpr int global_position_count = 4;
+
 /// An ordered list of arguments (at most N), iterable.
 template <typename Slot, int N>
 struct argument_list {
@@ -119,7 +125,7 @@ struct argument_list {
 
 /// Every slot of an attention call: one per argument_slot, the captures' one per captured tensor
 /// (argument_table past this capacity does not compile).
-inline constexpr int attention_slot_count = 14 + capture_table::max_tensors;
+inline constexpr int attention_slot_count = 15 + capture_table::max_tensors;
 using attention_argument_table = argument_list<argument_slot, attention_slot_count>;
 
 namespace detail {
@@ -128,6 +134,8 @@ inline constexpr argument_dim batch_dim{"B", "batch", extent_source::batch};
 inline constexpr argument_dim query_length_dim{"Lq", "Lq", extent_source::query_length};
 inline constexpr argument_dim key_length_dim{"Lk", "Lk", extent_source::key_length};
 inline constexpr argument_dim total_queries_dim{"total_q", "total_q", extent_source::total_queries};
+inline constexpr argument_dim query_total_dim{"query_total", "query_total", extent_source::query_total};
+inline constexpr argument_dim key_total_dim{"key_total", "key_total", extent_source::key_total};
 constexpr argument_dim heads_dim(int h) { return {"H", "heads", extent_source::description, h, true}; }
 
 /// The key dimension of tensors indexed by a sequence's keys (masks, key padding, captures): Lk, or
@@ -211,8 +219,8 @@ constexpr kernel_argument capture_argument(const attention_desc& d, int n) {
     switch (e.kind) {
       case extent_kind::batch: a.dims[k] = batch_dim; break;
       case extent_kind::heads: a.dims[k] = heads_dim(d.num_heads); break;
-      case extent_kind::query_length: a.dims[k] = query_length_dim; break;
-      case extent_kind::key_length: a.dims[k] = key_capacity_dim(d); break;
+      case extent_kind::query_length: a.dims[k] = d.global_positions ? query_total_dim : query_length_dim; break;
+      case extent_kind::key_length: a.dims[k] = d.global_positions ? key_total_dim : key_capacity_dim(d); break;
       case extent_kind::fixed: a.dims[k] = {"n", "declared extent", extent_source::description, e.size}; break;
     }
   }
@@ -223,7 +231,7 @@ constexpr kernel_argument capture_argument(const attention_desc& d, int n) {
 }  // namespace detail
 
 /// Every slot of a call of `d`'s kernel, in the generated function's order: q, [q_offsets], k, v,
-/// [k_scale, v_scale], [page_table], [kv_lengths], [sinks], [mask], [key_padding], [captured tensors],
+/// [k_scale, v_scale], [page_table], [kv_lengths], [positions], [sinks], [mask], [key_padding], [captured tensors],
 /// [captured scalars], then the outputs output, [lse]. Captured scalars reach the kernel as one float32
 /// vector (attention_args::scalars).
 constexpr attention_argument_table argument_table(const attention_desc& d) {
@@ -274,6 +282,13 @@ constexpr attention_argument_table argument_table(const attention_desc& d) {
                                           {batch_dim}, d.has_kv_lengths(), "per-sequence kv lengths");
   lengths.host_only = true;
   t.push_back(lengths);
+  kernel_argument positions =
+      make_argument(argument_slot::positions, "positions", argument_role::input, dtype::i32,
+                    {{"4", "entries (query_start, key_start, query_total, key_total)", extent_source::description,
+                      global_position_count, true}},
+                    d.global_positions, "global positions");
+  positions.host_only = true;
+  t.push_back(positions);
   t.push_back(make_argument(argument_slot::sinks, "sinks", argument_role::input, dtype::f32, {heads_dim(H)},
                             d.has_sinks, "attention sinks"));
   kernel_argument mask = make_argument(argument_slot::mask, "mask", argument_role::input, element, {},
@@ -300,9 +315,10 @@ constexpr attention_argument_table argument_table(const attention_desc& d) {
   return t;
 }
 
-/// Whether an argument carries the modifiers' captures: what the visibility table's part reads.
-constexpr bool reads_captures(const kernel_argument& a) {
-  return a.slot == argument_slot::capture || a.slot == argument_slot::scalars;
+/// Whether the visibility table's part reads an argument: the modifiers' captures and the positions
+/// the mask sees.
+constexpr bool read_by_visibility_table(const kernel_argument& a) {
+  return a.slot == argument_slot::positions || a.slot == argument_slot::capture || a.slot == argument_slot::scalars;
 }
 
 /// The arguments `d`'s kernel takes, in the generated function's order (argument_table's taken slots).

@@ -21,6 +21,8 @@
 /// With ragged queries or per-sequence kv lengths (a KV cache), each sequence b is its own problem of
 /// Lq_b queries and Lk_b keys: causality, masks' and modifiers' positions (q, kv) and lengths (q_len,
 /// kv_len) are the sequence's own, so bottom-right causality puts query i at position Lk_b - Lq_b + i.
+/// With global positions (with_global_positions()), positions and lengths are those of the whole
+/// sequence the call's queries and keys are slices of.
 /// Attention sinks add exp(sink_h) to each row's denominator: a row with no visible key yields 0 and
 /// log-sum-exp sink_h.
 
@@ -112,6 +114,7 @@ struct attention_desc {
   bool kv_element_given = false;
   dtype kv_element_type = dtype::f32;  ///< used only when kv_element_given; otherwise element_type
   bool has_sinks = false;
+  bool global_positions = false;  ///< the call's queries and keys are slices of a longer sequence
   bool backward = false;          ///< the kernel also has the backward pass (gradients)
   modifier_graph score_modifier;  ///< empty: the score is q.k * scale
   modifier_graph mask_modifier;   ///< empty: no mask_mod
@@ -162,6 +165,15 @@ struct attention_desc {
   /// A learned logit per query head, (H) float32 `sinks`, that joins every row's softmax denominator
   /// and attends to nothing: out = sum_j exp(s_j) v_j / (exp(sink_h) + sum_j exp(s_j)).
   constexpr attention_desc attention_sinks() const { auto d = *this; d.has_sinks = true; return d; }
+  /// The call's queries and keys are slices of one longer sequence, placed by a run-time (4) int32
+  /// `positions` = {query_start, key_start, query_total, key_total}: query i is at position
+  /// query_start + i of query_total queries, key j at key_start + j of key_total keys. Causality (both
+  /// alignments, bottom-right against the totals) and the modifiers' q, kv, q_len and kv_len are the
+  /// whole sequence's, and captured tensors with a query_length or key_length extent hold the whole
+  /// sequence (query_total, key_total). A call then returns the whole's attention over the slice's
+  /// keys: with .return_lse(), partial results that attngen::merge combines (context parallelism).
+  /// The additive mask and key padding stay the call's own (Lq, Lk). Dense queries and keys only.
+  constexpr attention_desc with_global_positions() const { auto d = *this; d.global_positions = true; return d; }
   /// Also generate the backward pass, for training: from q, k, v, the forward's output and
   /// log-sum-exp and the loss's gradient of the output, the gradients dq, dk, dv (and d_sinks).
   /// Needs .return_lse() and dense queries, keys and values.

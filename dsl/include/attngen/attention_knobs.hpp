@@ -117,6 +117,19 @@
                               if (!d.has_sinks) return std::nullopt;                                           \
                               return std::string();                                                            \
                             }})                                                                                \
+  KNOB(knob<attention_desc>{"positions", "with_global_positions",                                             \
+                            [](const attention_desc& d) { return d.global_positions ? std::string("global") : ""; }, \
+                            [](std::string_view value, attention_desc& d) {                                    \
+                              d.global_positions = value == "global";                                          \
+                              return d.global_positions || value == "local";                                   \
+                            },                                                                                 \
+                            [](const attention_desc& d) -> std::optional<std::string> {                        \
+                              if (!d.global_positions) return std::nullopt;                                    \
+                              return std::string();                                                            \
+                            }})                                                                                \
+  RULE(global_positions_dense, !d.global_positions || !d.has_sequence_lengths(),                               \
+       "global positions place one slice of one sequence per call: they need dense queries and keys (no "       \
+       "ragged queries, kv lengths or paged cache, whose sequences have positions of their own)")              \
   KNOB(knob<attention_desc>{"backward", "with_backward",                                                       \
                             [](const attention_desc& d) { return d.backward ? std::string("true") : ""; },     \
                             [](std::string_view value, attention_desc& d) { return read_flag(value, d.backward); }, \
@@ -128,7 +141,9 @@
        "the backward pass reads the forward's log-sum-exp: call .return_lse() with .with_backward()")         \
   RULE(backward_dense, !d.backward || (!d.has_sequence_lengths() && !d.has_kv_scales()),                       \
        "the backward pass needs dense queries, keys and values: no ragged queries, kv lengths, paged or int8 "  \
-       "caches (inference layouts)")
+       "caches (inference layouts)")                                                                           \
+  RULE(backward_local_positions, !d.backward || !d.global_positions,                                           \
+       "the backward pass takes the whole sequence's queries and keys: no .with_global_positions()")
 
 /// Expansions of a knob table: its entries (KNOB) alone, or its rules (RULE) alone.
 #define ATTNGEN_KNOB_ENTRY(...) __VA_ARGS__,

@@ -67,7 +67,7 @@ constexpr bool capture_names_free(const capture_table& c) {
        "captured tensors and scalars need distinct names: identifiers of at most 15 characters")         \
   RULE(capture_names_free, detail::capture_names_free(d.captures),                                       \
        "a captured tensor or scalar cannot be named q, k, v, mask, key_padding, output, lse, q_offsets, "     \
-       "k_scale, v_scale, page_table, kv_lengths, sinks, gpu, tensors, scalars, description or a C++ keyword: " \
+       "k_scale, v_scale, page_table, kv_lengths, positions, sinks, gpu, tensors, scalars, description or a C++ keyword: " \
        "the generated typed call has parameters of those names")                                              \
   RULE(capture_names_apart_from_gradients, !d.backward || detail::capture_names_apart_from_gradients(d.captures), \
        "with .with_backward(), a captured tensor or scalar cannot be named dq, dk, dv or d_...: the backward's " \

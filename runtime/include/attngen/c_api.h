@@ -117,6 +117,7 @@ typedef struct attngen_attention_args {
   attngen_tensor page_table;        /* only with a paged cache: (B, max_pages) int32, host memory */
   attngen_tensor kv_lengths;        /* only with per-sequence kv lengths: (B) int32, host memory */
   attngen_tensor sinks;             /* only with attention sinks: (H) float32 */
+  attngen_tensor positions;         /* only with global positions: (4) int32, host memory */
 } attngen_attention_args;
 
 /* A backward call: attngen::attention_backward_args; shape contract in

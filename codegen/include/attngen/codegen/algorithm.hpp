@@ -130,6 +130,23 @@ struct attention_sources {
   /// runtime checks equal and Halide's argument checks do not relate, clamped above at 0. Tile and
   /// block sizes add it where a constant size would make loop partitioning copy loop bodies.
   Halide::Expr unproven_zero;
+  /// Where the call's queries and keys lie in the whole sequence (global positions): query i is at
+  /// query_start + i of query_total, key j at key_start + j of key_total. Undefined totals: the call
+  /// is the whole sequence (query_length, key_length).
+  Halide::Expr query_start = 0, key_start = 0, query_total, key_total;
+  /// The modifiers' leaves at query `query` and key `key` of the call (clamped into range; either
+  /// may be undefined where the modifier reads none): their positions and lengths in the whole sequence.
+  modifier_leaves leaves_at(Halide::Expr score, Halide::Expr batch, Halide::Expr head, Halide::Expr query,
+                            Halide::Expr key, std::function<Halide::Expr(int)> key_read = {}) const {
+    return {std::move(score),
+            std::move(batch),
+            std::move(head),
+            query.defined() && query_total.defined() ? query + query_start : query,
+            key.defined() && key_total.defined() ? key + key_start : key,
+            query_total.defined() ? query_total : query_length,
+            key_total.defined() ? key_total : key_length,
+            std::move(key_read)};
+  }
   /// With causality, query i sees keys j <= i + causal_offset, and every key j < causally_free_keys.
   Halide::Expr causal_offset;
   Halide::Expr causally_free_keys = 0;
@@ -165,6 +182,7 @@ struct attention_algorithm {
   Halide::ImageParam k_scale, v_scale;  ///< int8 keys' and values' scales, k's dims but D; defined only if i8
   Halide::ImageParam page_table;  ///< (B, max_pages) int32; defined only if paged
   Halide::ImageParam kv_lengths;  ///< (B) int32; defined only with per-sequence kv lengths
+  Halide::ImageParam positions;   ///< (4) int32; defined only with global positions
   Halide::ImageParam sinks;       ///< (H) float32; defined only with attention sinks
   Halide::ImageParam mask;        ///< additive mask of desc.additive_mask_shape; defined only if present
   Halide::ImageParam key_padding; ///< (B, Lk) bytes; defined only if present

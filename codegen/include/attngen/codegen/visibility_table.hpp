@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "attngen/arguments.hpp"
 #include "attngen/attention.hpp"
 #include "attngen/codegen/modifiers.hpp"
 #include "attngen/runtime/detail/visibility_slices.hpp"
@@ -53,6 +54,9 @@ struct visibility_inputs {
   /// Zero in every call, in a form Halide cannot prove zero (see attention_sources::unproven_zero).
   Halide::Expr unproven_zero;
   int lanes = 16;  ///< keys per vector
+  /// The mask's leaves at query 0 and key 0 of the call, whose positions and lengths (global positions)
+  /// place every other query and key; undefined: the call is the whole sequence.
+  modifier_leaves origin;
 };
 
 /// The table's stages for `desc`'s mask modifier (needs_visibility_table), reading `captures`: every
@@ -70,10 +74,11 @@ struct visibility_table_algorithm {
   capture_params captures;
   Halide::Param<int32_t> query_length{"query_length"}, key_length{"key_length"};
   Halide::Param<int32_t> tile_queries{"tile_queries"}, block_keys{"block_keys"};
+  Halide::ImageParam positions;  ///< (4) int32, with global positions (attngen/arguments.hpp)
   visibility_stages stages;  ///< stages.table is the output: uint8 (B, heads, tiles, blocks)
 
-  /// In order: the captures (attngen::codegen::capture_params::arguments), query_length,
-  /// key_length, tile_queries, block_keys.
+  /// In order: the arguments of the kernel it reads (attngen::read_by_visibility_table: the positions,
+  /// the captures), then query_length, key_length, tile_queries, block_keys.
   std::vector<Halide::Argument> arguments() const;
 };
 

@@ -11,6 +11,9 @@
 ///   k_scale, v_scale  int8 K/V: float32 (B, Lk, KVH), paged (num_pages, page_size, KVH)
 ///   page_table   paged: (B, max_pages) int32; entries for a sequence's pages lie in [0, num_pages)
 ///   kv_lengths   per-sequence lengths or paged: (B) int32, each within Lk (max_pages x page_size paged)
+///   positions    global positions: (4) int32 {query_start, key_start, query_total, key_total}, the
+///                call's queries and keys as slices of one sequence; starts from 0, start + Lq within
+///                query_total and start + Lk within key_total; host memory
 ///   sinks        (H) float32
 ///   mask         additive, one of (Lq, Lk), (H, Lq, Lk), (B, H, Lq, Lk), (B, 1, Lq, Lk) as described;
 ///                ragged, Lq is total_q; paged, Lk is max_pages x page_size
@@ -19,11 +22,12 @@
 ///   lse          (B, H, Lq) float32; ragged (H, total_q)
 ///   captures[n]  the description's n-th captured tensor (attngen/modifiers.hpp): its declared type
 ///                (f32 or i32) and extents (batch = B, heads = H, query_length = Lq, key_length = Lk,
-///                or a fixed size); any positive strides with the innermost 1
+///                or a fixed size; with global positions query_length = query_total, key_length =
+///                key_total); any positive strides with the innermost 1
 ///   scalars[n]   the n-th captured scalar
 /// Tensors the description does not take must be left empty. B == 0 or Lq == 0 writes nothing;
-/// Lk == 0 makes every row fully masked (output 0, lse -inf). q_offsets, page_table and kv_lengths
-/// are read by the runtime to split the call into sequences: host memory, even for a call on a GPU.
+/// Lk == 0 makes every row fully masked (output 0, lse -inf). q_offsets, page_table, kv_lengths and
+/// positions are read by the runtime to split the call into sequences: host memory, even for a call on a GPU.
 
 #include "attngen/attention.hpp"
 #include "attngen/runtime/gpu.hpp"
@@ -38,6 +42,7 @@ struct attention_args {
   tensor_view k_scale, v_scale;  ///< only with int8 keys and values
   tensor_view page_table;        ///< only with a paged cache: (B, max_pages) int32, host memory
   tensor_view kv_lengths;        ///< only with per-sequence kv lengths: (B) int32, host memory
+  tensor_view positions;         ///< only with global positions: (4) int32, host memory
   tensor_view sinks;             ///< only with attention sinks: (H) float32
   tensor_view mask;         ///< only if the description has an additive mask
   tensor_view key_padding;  ///< only if the description has a key-padding mask
