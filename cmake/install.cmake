@@ -2,6 +2,7 @@
 #   attngen::dsl        the description language (header-only)
 #   attngen::runtime    what apps link: tensor views, validation, the shared Halide runtime
 #   attngen::generator  the attngen command-line generator
+#   attngen::ring       context parallelism over MPI (where the build found MPI)
 #   attngen_add_kernel  the CMake function that generates kernels in the consumer's build
 # Paths inside the package are relative to it, so the installed tree may be moved.
 include(GNUInstallDirs)
@@ -20,6 +21,10 @@ install(TARGETS attngen_dsl attngen_runtime attngen EXPORT attngen_targets
 # attngen/runtime/dlpack.hpp only with the functions it declares (the runtime built with DLPack found).
 if(NOT ATTNGEN_DLPACK)
   set(attngen_excluded_headers PATTERN dlpack.hpp EXCLUDE)
+endif()
+if(ATTNGEN_RING)
+  install(TARGETS attngen_ring EXPORT attngen_targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ring/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endif()
 install(DIRECTORY dsl/include/ runtime/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${attngen_excluded_headers})
 # The Halide runtime headers the runtime and the generated kernel headers include, so consumers

@@ -32,7 +32,8 @@ static_assert(ATTNGEN_NULL_POINTER == int(error_code::null_pointer) &&
               ATTNGEN_DEVICE_NOT_GENERATED == int(error_code::device_not_generated) &&
               ATTNGEN_KERNEL_FAILED == int(error_code::kernel_failed) &&
               ATTNGEN_MISALIGNED_POINTER == int(error_code::misaligned_pointer) &&
-              ATTNGEN_READ_ONLY_OUTPUT == int(error_code::read_only_output));
+              ATTNGEN_READ_ONLY_OUTPUT == int(error_code::read_only_output) &&
+              ATTNGEN_COMMUNICATION_FAILED == int(error_code::communication_failed));
 
 std::int32_t report(const status& s, attngen_error* error) {
   if (error != nullptr) {
@@ -201,7 +202,7 @@ const char* attngen_error_code_name(int32_t code) {
   static constexpr const char* names[] = {"ok",          "null_pointer", "unexpected_tensor", "wrong_rank",
                                           "wrong_shape", "wrong_stride", "wrong_dtype",       "too_large",
                                           "wrong_device", "device_not_generated", "kernel_failed",
-                                          "misaligned_pointer", "read_only_output"};
+                                          "misaligned_pointer", "read_only_output", "communication_failed"};
   return code >= 0 && code < int32_t(std::size(names)) ? names[code] : "unknown";
 }
 

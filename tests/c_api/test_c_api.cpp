@@ -210,7 +210,8 @@ TEST_CASE("C API: error codes have the C++ enumerators' names", "[c_api]") {
   CHECK(std::string(attngen_error_code_name(ATTNGEN_KERNEL_FAILED)) == "kernel_failed");
   CHECK(std::string(attngen_error_code_name(ATTNGEN_MISALIGNED_POINTER)) == "misaligned_pointer");
   CHECK(std::string(attngen_error_code_name(ATTNGEN_READ_ONLY_OUTPUT)) == "read_only_output");
-  CHECK(std::string(attngen_error_code_name(13)) == "unknown");
+  CHECK(std::string(attngen_error_code_name(ATTNGEN_COMMUNICATION_FAILED)) == "communication_failed");
+  CHECK(std::string(attngen_error_code_name(14)) == "unknown");
   CHECK(std::string(attngen_error_code_name(-1)) == "unknown");
 }
 

@@ -387,6 +387,16 @@ inline constexpr operator_configuration operator_table[] = {
                  .with_global_positions(),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
      .aot = {{2, 33, 47}}},
+    {.name = "positions_padding_mask",
+     .about = "MHA H4 D64, key padding and a per-batch mask of the call's own keys, LSE, global positions",
+     .tags = "[positions][masks]",
+     .desc = mha.key_padding_mask(true_means_ignore)
+                 .additive_mask(mask_shape::b_1_lq_lk)
+                 .causal(top_left)
+                 .return_lse()
+                 .with_global_positions(),
+     .jit = {{.lengths = {1, 17, 113}, .batches = {1, 2}}},
+     .aot = {{2, 17, 23}}},
     {.name = "positions_alibi_lengths",
      .about = "GQA H4 KVH2 D64, ALiBi plus q_len and kv_len, causal, global positions",
      .tags = "[positions][modifiers]",

@@ -78,7 +78,8 @@ typedef enum attngen_error_code {
   ATTNGEN_DEVICE_NOT_GENERATED = 9,
   ATTNGEN_KERNEL_FAILED = 10,
   ATTNGEN_MISALIGNED_POINTER = 11,
-  ATTNGEN_READ_ONLY_OUTPUT = 12
+  ATTNGEN_READ_ONLY_OUTPUT = 12,
+  ATTNGEN_COMMUNICATION_FAILED = 13
 } attngen_error_code;
 
 typedef struct attngen_error {

@@ -33,6 +33,8 @@ enum class error_code {
                     ///< ran out of memory during the call
   misaligned_pointer, ///< a host or CUDA data pointer is not a multiple of its element's size
   read_only_output, ///< an output is a view of const memory (made from a const pointer)
+  communication_failed, ///< a context-parallel call's communication failed, or its ranks disagreed
+                        ///< (attngen/ring/ring_attention.hpp); every rank returns it
 };
 
 class [[nodiscard]] status {
