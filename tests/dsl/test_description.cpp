@@ -85,3 +85,30 @@ TEST_CASE("a description runs per sequence with ragged queries, kv lengths or pa
   STATIC_REQUIRE(gqa.kv_lengths().has_sequence_lengths());
   STATIC_REQUIRE(gqa.paged_kv(16).has_sequence_lengths() && gqa.paged_kv(16).has_kv_lengths());
 }
+
+TEST_CASE("global positions need dense queries and keys and no backward pass", "[dsl][positions]") {
+  const auto gqa = attention().heads(4).kv_heads(2).head_dim(64).return_lse().with_global_positions();
+  CHECK(first_problem(gqa).empty());
+  CHECK(first_problem(gqa.ragged_queries()).starts_with("global positions place one slice of one sequence per call"));
+  CHECK(first_problem(gqa.paged_kv(16)).starts_with("global positions place one slice of one sequence per call"));
+  CHECK(first_problem(gqa.with_backward()) ==
+        "the backward pass takes the whole sequence's queries and keys: no .with_global_positions()");
+}
+
+TEST_CASE("global positions add the positions argument, and captures span the whole sequence", "[dsl][positions]") {
+  using namespace attngen::mod;
+  constexpr auto document = tensor<capture_type::i32>("document", dim::batch, dim::key_length);
+  constexpr auto desc = attention().heads(4).head_dim(64).capture(document).mask_mod(document_mask(document))
+                            .return_lse().with_global_positions();
+  bool has_positions = false;
+  for (const kernel_argument& a : kernel_arguments(desc)) {
+    if (a.slot == argument_slot::positions) {
+      has_positions = true;
+      CHECK(a.host_only);
+      CHECK(a.rank == 1);
+      CHECK(a.dims[0].extent == global_position_count);
+    }
+    if (a.slot == argument_slot::capture) CHECK(a.dims[1].source == extent_source::key_total);
+  }
+  CHECK(has_positions);
+}

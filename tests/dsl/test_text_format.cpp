@@ -34,6 +34,15 @@ TEST_CASE("text form round-trips every field", "[dsl][text]") {
   CHECK(parsed.desc.element_type == dtype::bf16);
 }
 
+TEST_CASE("text form round-trips global positions", "[dsl][text][positions]") {
+  const auto desc = attention().heads(4).head_dim(64).return_lse().with_global_positions();
+  const auto parsed = parse_description(to_text(desc));
+  REQUIRE(parsed.error.empty());
+  CHECK(parsed.desc.global_positions);
+  CHECK(!parse_description(to_text(attention().heads(4).head_dim(64))).desc.global_positions);
+  CHECK(to_text(desc).find("positions = global") != std::string::npos);
+}
+
 TEST_CASE("text form accepts comments, blank lines and omitted defaults", "[dsl][text]") {
   const auto parsed = parse_description("# llama\n\nheads = 32\n  kv_heads=8  # grouped\nhead_dim = 128\n");
   REQUIRE(parsed.error.empty());
