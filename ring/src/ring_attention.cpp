@@ -331,6 +331,8 @@ status run_ring(MPI_Comm comm, int rank, int ranks, const ring_kernel& kernel, c
 
 status ring_attention(MPI_Comm communicator, const ring_kernel& kernel, const ring_args& args, ring_timings* timings) {
   if (timings != nullptr) *timings = {};
+  if (communicator == MPI_COMM_NULL)
+    return status(error_code::communication_failed, "communicator: MPI_COMM_NULL; pass the ranks' communicator");
   // A communicator of the call's own: its messages never meet the app's, and its errors return.
   MPI_Comm comm;
   if (int e = MPI_Comm_dup(communicator, &comm); e != MPI_SUCCESS) return ring::mpi_failure(e, "MPI_Comm_dup");

@@ -117,7 +117,7 @@ TEST_CASE("a modifier larger than 40 nodes breaks a description rule", "[dsl][mo
 TEST_CASE("a capture named like a parameter of the typed call or a C++ keyword is refused", "[dsl][modifiers]") {
   constexpr std::string_view message =
       "a captured tensor or scalar cannot be named q, k, v, mask, key_padding, output, lse, q_offsets, k_scale, "
-      "v_scale, page_table, kv_lengths, sinks, gpu, tensors, scalars, description or a C++ keyword: the generated "
+      "v_scale, page_table, kv_lengths, positions, sinks, gpu, tensors, scalars, description or a C++ keyword: the generated "
       "typed call has parameters of those names";
   CHECK(first_problem(base.capture(tensor<capture_type::f32>("output", dim::heads))) == message);
   CHECK(first_problem(base.capture(scalar("gpu"))) == message);

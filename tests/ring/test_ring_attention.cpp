@@ -189,3 +189,11 @@ TEST_CASE("ring: one rank's tensor the kernel refuses is every rank's error, nam
   CHECK_THAT(s.message(), StartsWith("rank " + std::to_string(last) + ": v: expected v head_dim 64"));
   CHECK(slice.output == std::vector<float>(slice.output.size(), -1.0f));
 }
+
+TEST_CASE("ring: a null communicator is refused with communication_failed", "[ring][errors]") {
+  const attention_problem whole = make_whole_problem(aot_positions_gqa::description, 1, 8, 8, 10);
+  rank_slice slice(whole, ring_split::contiguous);
+  const status s = ring_attention(MPI_COMM_NULL, ring_kernel_of<aot_positions_gqa>(), slice.args(whole, ring_split::contiguous));
+  CHECK(s.code() == error_code::communication_failed);
+  CHECK_THAT(s.message(), StartsWith("communicator: MPI_COMM_NULL"));
+}

@@ -386,7 +386,8 @@ inline constexpr operator_configuration operator_table[] = {
                  .return_lse()
                  .with_global_positions(),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .aot = {{2, 33, 47}}},
+     .aot = {{2, 33, 47}},
+     .gpu = {{{2, 33, 47}, device_tensors}, {{1, 17, 9}, host_tensors_copied}}},
     {.name = "positions_padding_mask",
      .about = "MHA H4 D64, key padding and a per-batch mask of the call's own keys, LSE, global positions",
      .tags = "[positions][masks]",

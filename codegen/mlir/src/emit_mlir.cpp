@@ -401,10 +401,12 @@ class attention_emission {
 std::string emit_mlir(const attention_desc& desc, std::string_view function_name, const mlir_options& options) {
   if (const std::string_view problem = first_problem(desc); !problem.empty())
     throw std::invalid_argument("emit_mlir: invalid description: " + std::string(problem));
-  if (desc.has_sequence_lengths() || desc.effective_kv_element() != desc.element_type || desc.has_sinks)
+  if (desc.has_sequence_lengths() || desc.effective_kv_element() != desc.element_type || desc.has_sinks ||
+      desc.global_positions)
     throw std::invalid_argument(
-        "emit_mlir: the MLIR export covers dense batches of one element type without sinks; this description has "
-        "ragged queries, per-sequence kv lengths, a KV element type of its own or attention sinks");
+        "emit_mlir: the MLIR export covers dense batches of one element type without sinks, each call the whole "
+        "sequence; this description has ragged queries, per-sequence kv lengths, a KV element type of its own, "
+        "attention sinks or global positions");
   return attention_emission(desc, function_name, options).emit();
 }
 
