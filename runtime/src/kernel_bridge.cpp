@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attngen/runtime/detail/lse_layout.hpp"
+#include "attngen/runtime/detail/thread_pool.hpp"
 #include "attention_views.hpp"
 #include "call_context.hpp"
 #include "caught_exception.hpp"
@@ -241,7 +242,7 @@ status finish_call(call_context& context, int result, const char* what) {
 
 namespace attngen {
 
-void set_num_threads(int threads) { halide_set_num_threads(threads); }
+void set_num_threads(int threads) { detail::set_pool_threads(threads); }
 
 }  // namespace attngen
 

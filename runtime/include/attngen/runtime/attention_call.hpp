@@ -68,8 +68,10 @@ attention_args attention_args_of(const attention_desc& desc, const tensor_view* 
 
 }  // namespace detail
 
-/// Number of threads kernels may use (Halide's thread pool, shared by all kernels of the process).
-/// 0 restores the default (the number of CPUs, or HL_NUM_THREADS).
+/// Number of threads kernels may use, the calling thread included (attngen's thread pool, shared by
+/// all kernels of the process; its idle workers spin about 2 ms before they sleep, so back-to-back
+/// calls find them awake). 0 restores the default (HL_NUM_THREADS where set, else the CPUs). A
+/// kernel called while another thread's kernel has the pool runs on its calling thread alone.
 void set_num_threads(int threads);
 
 }  // namespace attngen
