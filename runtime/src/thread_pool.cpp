@@ -1,12 +1,15 @@
 #include "attngen/runtime/detail/thread_pool.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -60,6 +63,7 @@ int configured_threads(int requested) {
 
 class spinning_pool {
  public:
+  spinning_pool() { pthread_atfork(nullptr, nullptr, &forget_workers_in_child); }
   ~spinning_pool() { stop_workers(); }
 
   int run(void* user_context, halide_task_t task, int min, int size, std::uint8_t* closure) {
@@ -96,30 +100,54 @@ class spinning_pool {
     started_ = true;
     stopping_.store(false);
     const int threads = configured_threads(requested_threads_);
+    cpu_set_t allowed;
+    const bool placed = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
     const int caller_cpu = sched_getcpu();
     // The generation the workers start from is read here: a stop before a worker first looks is a change.
     const std::uint64_t start = generation_.load();
-    for (int n = 1; n < threads; ++n)
-      workers_.emplace_back([this, n, caller_cpu, start] {
-        start_away_from(caller_cpu, n);
-        work(start);
-      });
+    for (int n = 1; n < threads; ++n) {
+      auto* launch = new worker_launch{this, start, allowed, placed};
+      // Linux starts a thread on its creator's CPU, where it waited for the creator's time slice
+      // until the load balancer moved it (1.5-10 ms here, the call at one thread's speed): each
+      // worker starts on another allowed CPU, then may go anywhere.
+      pthread_attr_t attributes;
+      pthread_attr_init(&attributes);
+      if (cpu_set_t away; placed && away_from(allowed, caller_cpu, n, away))
+        pthread_attr_setaffinity_np(&attributes, sizeof away, &away);
+      pthread_t worker;
+      if (pthread_create(&worker, &attributes, &run_worker, launch) == 0) {
+        workers_.push_back(worker);
+      } else {
+        delete launch;
+      }
+      pthread_attr_destroy(&attributes);
+    }
   }
 
-  // Moves a new worker to the n-th allowed CPU other than the caller's, then lets it go anywhere
-  // again. Linux starts a thread beside its creator; until the load balancer moved one of them
-  // (1.5-10 ms here) the two took turns on one CPU and a call ran at one thread's speed.
-  static void start_away_from(int caller_cpu, int n) {
+  // What a new worker needs: its pool, the generation it starts from, the CPUs it may run on.
+  struct worker_launch {
+    spinning_pool* pool;
+    std::uint64_t start;
     cpu_set_t allowed;
-    if (caller_cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    bool placed;
+  };
+
+  static void* run_worker(void* argument) {
+    const std::unique_ptr<worker_launch> launch(static_cast<worker_launch*>(argument));
+    if (launch->placed) sched_setaffinity(0, sizeof launch->allowed, &launch->allowed);
+    launch->pool->work(launch->start);
+    return nullptr;
+  }
+
+  // The n-th allowed CPU other than `caller_cpu`, as a set of one; false where there is none.
+  static bool away_from(const cpu_set_t& allowed, int caller_cpu, int n, cpu_set_t& one) {
     std::vector<int> others;
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
       if (CPU_ISSET(cpu, &allowed) && cpu != caller_cpu) others.push_back(cpu);
-    if (others.empty()) return;
-    cpu_set_t one;
+    if (others.empty() || caller_cpu < 0) return false;
     CPU_ZERO(&one);
     CPU_SET(others[std::size_t(n - 1) % others.size()], &one);
-    if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof allowed, &allowed);
+    return true;
   }
 
   void stop_workers() {
@@ -127,7 +155,7 @@ class spinning_pool {
     stopping_.store(true);
     generation_.fetch_add(1);
     generation_.notify_all();
-    for (std::thread& worker : workers_) worker.join();
+    for (pthread_t worker : workers_) pthread_join(worker, nullptr);
     workers_.clear();
     started_ = false;
   }
@@ -159,10 +187,13 @@ class spinning_pool {
     }
   }
 
+  // A child of fork() has only the thread that forked: the pool starts afresh there on its next loop.
+  static void forget_workers_in_child();
+
   std::mutex run_mutex_;
   bool started_ = false;
   int requested_threads_ = 0;
-  std::vector<std::thread> workers_;
+  std::vector<pthread_t> workers_;
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<loop*> current_{nullptr};
   std::atomic<int> active_{0}, sleepers_{0};
@@ -172,6 +203,16 @@ class spinning_pool {
 spinning_pool& pool() {
   static spinning_pool instance;
   return instance;
+}
+
+void spinning_pool::forget_workers_in_child() {
+  spinning_pool& p = pool();
+  new (&p.run_mutex_) std::mutex;  // another thread may have held it at the fork
+  p.workers_.clear();
+  p.started_ = false;
+  p.current_.store(nullptr);
+  p.active_.store(0);
+  p.sleepers_.store(0);
 }
 
 int do_par_for(void* user_context, halide_task_t task, int min, int size, std::uint8_t* closure) {

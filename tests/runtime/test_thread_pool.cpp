@@ -3,8 +3,12 @@
 // threads set_num_threads allows.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -127,5 +131,24 @@ TEST_CASE("thread pool: a loop started inside an iteration runs on that iteratio
       CHECK(inner->threads.size() == 1);
     }
   }
+  set_num_threads(0);
+}
+
+TEST_CASE("thread pool: a child of fork() runs its loops on a pool of its own", "[threads]") {
+  set_num_threads(2);
+  loop_record before(64);
+  REQUIRE(run_loop(before) == 0);  // the parent's workers are running
+  const pid_t child = fork();
+  if (child == 0) {
+    // Long enough (about 20 ms) that a worker of the child's own takes part; the exit stops it.
+    loop_record r(2000);
+    const bool ok = run_loop(r) == 0 && r.threads.size() == 2 &&
+                    std::all_of(r.runs.begin(), r.runs.end(), [](const std::atomic<int>& n) { return n.load() == 1; });
+    std::exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
   set_num_threads(0);
 }
