@@ -189,14 +189,18 @@ struct slice_call {
     c.q = rows_of(args.q, 1, q_rows.local_start, q_rows.chunk.length);
     c.k = k;
     c.v = v;
-    if (d.has_additive_mask()) {
+    // A mask of another number of dimensions goes as given, for the kernel's validation to name.
+    c.mask = args.mask;
+    if (d.has_additive_mask() && args.mask.rank >= 2) {
       const int rows_dim = args.mask.rank - 2;
       c.mask = rows_of(rows_of(args.mask, rows_dim, q_rows.local_start, q_rows.chunk.length), rows_dim + 1,
                        keys.start, keys.length);
     }
-    if (d.has_key_padding_mask()) c.key_padding = rows_of(args.key_padding, 1, keys.start, keys.length);
+    c.key_padding = args.key_padding;
+    if (d.has_key_padding_mask() && args.key_padding.rank == 2)
+      c.key_padding = rows_of(args.key_padding, 1, keys.start, keys.length);
     // The sinks join the denominator once, in the final merge: each slice's call gets none.
-    if (d.has_sinks) c.sinks = make_tensor(const_cast<float*>(no_sinks.data()), {std::int64_t(no_sinks.size())});
+    if (d.has_sinks) c.sinks = make_tensor(no_sinks.data(), {std::int64_t(no_sinks.size())});
     std::copy(std::begin(args.captures), std::end(args.captures), std::begin(c.captures));
     std::copy(std::begin(args.scalars), std::end(args.scalars), std::begin(c.scalars));
     positions[int(global_position::query_start)] = std::int32_t(q_rows.chunk.start);
@@ -247,8 +251,9 @@ status run_ring(MPI_Comm comm, int rank, int ranks, const ring_kernel& kernel, c
     }
     attention_args whole = call.arguments(all_queries, all_keys, a.k, a.v, {a.output, lse}, positions);
     whole.sinks = a.sinks;
-    if (d.has_additive_mask()) whole.mask = rows_of(a.mask, a.mask.rank - 1, 0, all_keys.length);
-    if (d.has_key_padding_mask()) whole.key_padding = rows_of(a.key_padding, 1, 0, all_keys.length);
+    if (d.has_additive_mask() && a.mask.rank >= 2) whole.mask = rows_of(a.mask, a.mask.rank - 1, 0, all_keys.length);
+    if (d.has_key_padding_mask() && a.key_padding.rank == 2)
+      whole.key_padding = rows_of(a.key_padding, 1, 0, all_keys.length);
     local = validate(d, whole);
   }
   if (status s = agreed_status(comm, rank, local); !s) return s;

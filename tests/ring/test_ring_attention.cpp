@@ -197,3 +197,13 @@ TEST_CASE("ring: a null communicator is refused with communication_failed", "[ri
   CHECK(s.code() == error_code::communication_failed);
   CHECK_THAT(s.message(), StartsWith("communicator: MPI_COMM_NULL"));
 }
+
+TEST_CASE("ring: a rank that leaves out the mask gets the kernel's error on every rank", "[ring][errors]") {
+  const attention_problem whole = make_whole_problem(aot_positions_padding_mask::description, 1, 16, 16, 11);
+  rank_slice slice(whole, ring_split::balanced);
+  ring_args a = slice.args(whole, ring_split::balanced);
+  if (this_rank() == 0) a.mask = {};
+  const status s = ring_attention(MPI_COMM_WORLD, ring_kernel_of<aot_positions_padding_mask>(), a);
+  CHECK(s.code() == error_code::null_pointer);
+  CHECK_THAT(s.message(), StartsWith("rank 0: mask:"));
+}
