@@ -8,6 +8,7 @@
 
 #include "attngen/runtime/detail/c_bridge.hpp"
 #include "attngen/runtime/detail/dense_layout.hpp"
+#include "attngen/runtime/merge.hpp"
 #include "attention_views.hpp"
 #include "backward_views.hpp"
 #include "caught_exception.hpp"
@@ -182,6 +183,27 @@ std::int32_t weights_from_state_dict_from_c(const mha_desc& desc, const attngen_
   });
 }
 
+// attngen_merge: the parts and tensors converted, named as the C++ merge names them.
+std::int32_t merge_from_c(const attngen_partial* parts, std::int32_t count, const attngen_tensor& output,
+                          const attngen_tensor& lse, const attngen_tensor& sinks, attngen_error* error) {
+  return guarded(error, "merging partial results", [&]() -> status {
+    if (count > 0 && parts == nullptr)
+      return status(error_code::null_pointer, "parts: null with a count of " + std::to_string(count));
+    std::vector<attention_partial> converted(std::size_t(std::max(count, 0)));
+    for (std::int32_t n = 0; n < count; ++n) {
+      const std::string prefix = "parts[" + std::to_string(n) + "].";
+      attention_partial& part = converted[std::size_t(n)];
+      if (status s = convert(parts[n].output, (prefix + "output").c_str(), part.output); !s) return s;
+      if (status s = convert(parts[n].lse, (prefix + "lse").c_str(), part.lse); !s) return s;
+    }
+    tensor_view merged_output, merged_lse, merged_sinks;
+    if (status s = convert(output, "output", merged_output); !s) return s;
+    if (status s = convert(lse, "lse", merged_lse); !s) return s;
+    if (status s = convert(sinks, "sinks", merged_sinks); !s) return s;
+    return merge(converted.data(), count, merged_output, merged_lse, merged_sinks);
+  });
+}
+
 }  // namespace attngen::detail
 
 extern "C" {
@@ -196,6 +218,11 @@ attngen_tensor attngen_dense_tensor(void* data, int32_t dtype, int32_t rank, con
   std::copy(shape, shape + rank, tensor.shape);
   attngen::detail::dense_strides(tensor.shape, rank, tensor.strides);
   return tensor;
+}
+
+int32_t attngen_merge(const attngen_partial* parts, int32_t count, attngen_tensor output, attngen_tensor lse,
+                      attngen_tensor sinks, attngen_error* error) {
+  return attngen::detail::merge_from_c(parts, count, output, lse, sinks, error);
 }
 
 const char* attngen_error_code_name(int32_t code) {

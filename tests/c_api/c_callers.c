@@ -81,3 +81,18 @@ int32_t run_learned_slopes_backward(float* q, float* k, float* v, float* slopes,
   args.d_captures[0] = attngen_dense_tensor(d_slopes, ATTNGEN_F32, 1, slopes_shape);
   return aot_learned_alibi_slopes_backward(&args, error);
 }
+
+int32_t merge_two(float* output_a, float* lse_a, float* output_b, float* lse_b, float* output, float* lse,
+                  int64_t batch, int64_t query_length, int64_t heads, int64_t v_head_dim, attngen_error* error) {
+  const int64_t output_shape[4] = {batch, query_length, heads, v_head_dim};
+  const int64_t lse_shape[3] = {batch, heads, query_length};
+  attngen_partial parts[2];
+  attngen_tensor no_sinks;
+  memset(&no_sinks, 0, sizeof no_sinks);
+  parts[0].output = attngen_dense_tensor(output_a, ATTNGEN_F32, 4, output_shape);
+  parts[0].lse = attngen_dense_tensor(lse_a, ATTNGEN_F32, 3, lse_shape);
+  parts[1].output = attngen_dense_tensor(output_b, ATTNGEN_F32, 4, output_shape);
+  parts[1].lse = attngen_dense_tensor(lse_b, ATTNGEN_F32, 3, lse_shape);
+  return attngen_merge(parts, 2, attngen_dense_tensor(output, ATTNGEN_F32, 4, output_shape),
+                       attngen_dense_tensor(lse, ATTNGEN_F32, 3, lse_shape), no_sinks, error);
+}

@@ -32,6 +32,11 @@ int32_t run_learned_slopes_backward(float* q, float* k, float* v, float* slopes,
                                     float* d_output, float* dq, float* dk, float* dv, float* d_slopes, int64_t batch,
                                     int64_t query_length, int64_t key_length, attngen_error* error);
 
+/* attngen_merge of two dense float32 partial results (B, Lq, H, Dv) with their (B, H, Lq) log-sum-exps
+ * into `output` and `lse`, without sinks. */
+int32_t merge_two(float* output_a, float* lse_a, float* output_b, float* lse_b, float* output, float* lse,
+                  int64_t batch, int64_t query_length, int64_t heads, int64_t v_head_dim, attngen_error* error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,8 @@
 // same results, validation and messages as the C++ API, and no crash on what C callers can get wrong.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <vector>
 #include <string>
@@ -248,4 +250,42 @@ TEST_CASE("C API: a backward call from C without arguments gets a null-pointer e
   CHECK(aot_learned_alibi_slopes_backward(nullptr, &error) == ATTNGEN_NULL_POINTER);
   CHECK(error.code == ATTNGEN_NULL_POINTER);
   CHECK(std::string(error.message) == "args: null pointer");
+}
+
+TEST_CASE("C API: attngen_merge gives the C++ merge's bits, and its messages for a part of another shape", "[c_api][merge]") {
+  const std::int64_t B = 2, Lq = 3, H = 4, Dv = 5;
+  std::vector<float> out_a(B * Lq * H * Dv), out_b(out_a.size()), lse_a(B * H * Lq), lse_b(lse_a.size());
+  for (std::size_t n = 0; n < out_a.size(); ++n) {
+    out_a[n] = float(n % 7) * 0.25f - 0.5f;
+    out_b[n] = float(n % 5) * -0.125f + 0.25f;
+  }
+  for (std::size_t n = 0; n < lse_a.size(); ++n) {
+    lse_a[n] = float(n % 3) - 1.0f;
+    lse_b[n] = n % 4 == 0 ? -INFINITY : float(n % 6) * 0.5f;
+  }
+  std::vector<float> c_out(out_a.size()), c_lse(lse_a.size()), cpp_out(out_a.size()), cpp_lse(lse_a.size());
+  attngen_error error{};
+  REQUIRE(merge_two(out_a.data(), lse_a.data(), out_b.data(), lse_b.data(), c_out.data(), c_lse.data(), B, Lq, H, Dv,
+                    &error) == ATTNGEN_OK);
+  const attention_partial parts[] = {{make_tensor(out_a.data(), {B, Lq, H, Dv}), make_tensor(lse_a.data(), {B, H, Lq})},
+                                     {make_tensor(out_b.data(), {B, Lq, H, Dv}), make_tensor(lse_b.data(), {B, H, Lq})}};
+  REQUIRE(merge(parts, 2, make_tensor(cpp_out.data(), {B, Lq, H, Dv}), make_tensor(cpp_lse.data(), {B, H, Lq})).ok());
+  CHECK(std::memcmp(c_out.data(), cpp_out.data(), c_out.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(c_lse.data(), cpp_lse.data(), c_lse.size() * sizeof(float)) == 0);
+
+  // A second part one query short: the C++ message, and the code.
+  const std::int64_t short_shape[] = {B, Lq - 1, H, Dv};
+  attngen_partial c_parts[2] = {{attngen_dense_tensor(out_a.data(), ATTNGEN_F32, 4, std::array<std::int64_t, 4>{B, Lq, H, Dv}.data()),
+                                 attngen_dense_tensor(lse_a.data(), ATTNGEN_F32, 3, std::array<std::int64_t, 3>{B, H, Lq}.data())},
+                                {attngen_dense_tensor(out_b.data(), ATTNGEN_F32, 4, short_shape),
+                                 attngen_dense_tensor(lse_b.data(), ATTNGEN_F32, 3, std::array<std::int64_t, 3>{B, H, Lq}.data())}};
+  const attngen_tensor none{};
+  const std::int32_t code =
+      attngen_merge(c_parts, 2, attngen_dense_tensor(c_out.data(), ATTNGEN_F32, 4, std::array<std::int64_t, 4>{B, Lq, H, Dv}.data()),
+                    attngen_dense_tensor(c_lse.data(), ATTNGEN_F32, 3, std::array<std::int64_t, 3>{B, H, Lq}.data()), none,
+                    &error);
+  CHECK(code == ATTNGEN_WRONG_SHAPE);
+  CHECK(std::string(error.message).rfind("parts[1].output: expected Lq 3", 0) == 0);
+  CHECK(attngen_merge(nullptr, 1, none, none, none, &error) == ATTNGEN_NULL_POINTER);
+  CHECK(std::string(error.message) == "parts: null with a count of 1");
 }

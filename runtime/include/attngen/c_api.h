@@ -179,6 +179,18 @@ typedef struct attngen_state_dict_tensor {
   const void* data;
 } attngen_state_dict_tensor;
 
+/* A partial result (attngen::attention_partial): a kernel's output and log-sum-exp over some of the keys. */
+typedef struct attngen_partial {
+  attngen_tensor output, lse;
+} attngen_partial;
+
+/* attngen::merge (attngen/runtime/merge.hpp): writes to `output` and `lse` the attention over the union
+ * of the `count` parts' keys; `sinks` (H) float32 joins each row's denominator once, or is left empty
+ * (all zeros) for none. Returns ATTNGEN_OK or the error (the C++ message, "parts[1].lse: ..."); on error
+ * nothing is written. */
+int32_t attngen_merge(const attngen_partial* parts, int32_t count, attngen_tensor output, attngen_tensor lse,
+                      attngen_tensor sinks, attngen_error* error);
+
 /* A dense row-major host tensor over `data` with `rank` extents from `shape` (outermost first).
  * A rank outside 0..ATTNGEN_MAX_RANK, or a NULL shape with rank > 0 (the tensor gets rank -1),
  * gives a tensor that every call rejects as ATTNGEN_WRONG_RANK. */
