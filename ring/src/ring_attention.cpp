@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "attngen/runtime/detail/sequence_views.hpp"
 #include "attngen/text_format.hpp"
 #include "collective_status.hpp"
 
@@ -15,15 +16,9 @@ namespace attngen {
 
 namespace {
 
+using detail::sequence_cut::cut;
 using ring::agreed_status;
 using ring::mpi_failure;
-
-// `t`'s rows [first, first + count) of dimension `dim`: the same memory, moved and cut.
-tensor_view rows_of(tensor_view t, int dim, std::int64_t first, std::int64_t count) {
-  t.data = static_cast<std::uint8_t*>(t.data) + first * t.strides[dim] * std::int64_t(size_of(t.type));
-  t.shape[dim] = count;
-  return t;
-}
 
 std::int64_t total_length(const std::vector<ring_chunk>& chunks) {
   return std::accumulate(chunks.begin(), chunks.end(), std::int64_t(0),
@@ -187,19 +182,19 @@ struct slice_call {
                            const tensor_view& v, const attention_partial& result, std::int32_t (&positions)[4]) const {
     const attention_desc& d = kernel.description;
     attention_args c;
-    c.q = rows_of(args.q, 1, q_rows.local_start, q_rows.chunk.length);
+    c.q = cut(args.q, 1, q_rows.local_start, q_rows.chunk.length);
     c.k = k;
     c.v = v;
     // A mask of another number of dimensions goes as given, for the kernel's validation to name.
     c.mask = args.mask;
     if (d.has_additive_mask() && args.mask.rank >= 2) {
       const int rows_dim = args.mask.rank - 2;
-      c.mask = rows_of(rows_of(args.mask, rows_dim, q_rows.local_start, q_rows.chunk.length), rows_dim + 1,
+      c.mask = cut(cut(args.mask, rows_dim, q_rows.local_start, q_rows.chunk.length), rows_dim + 1,
                        keys.start, keys.length);
     }
     c.key_padding = args.key_padding;
     if (d.has_key_padding_mask() && args.key_padding.rank == 2)
-      c.key_padding = rows_of(args.key_padding, 1, keys.start, keys.length);
+      c.key_padding = cut(args.key_padding, 1, keys.start, keys.length);
     // The sinks join the denominator once, in the final merge: each slice's call gets none.
     if (d.has_sinks) c.sinks = make_tensor(no_sinks.data(), {std::int64_t(no_sinks.size())});
     std::copy(std::begin(args.captures), std::end(args.captures), std::begin(c.captures));
@@ -252,9 +247,9 @@ status run_ring(MPI_Comm comm, int rank, int ranks, const ring_kernel& kernel, c
     }
     attention_args whole = call.arguments(all_queries, all_keys, a.k, a.v, {a.output, lse}, positions);
     whole.sinks = a.sinks;
-    if (d.has_additive_mask() && a.mask.rank >= 2) whole.mask = rows_of(a.mask, a.mask.rank - 1, 0, all_keys.length);
+    if (d.has_additive_mask() && a.mask.rank >= 2) whole.mask = cut(a.mask, a.mask.rank - 1, 0, all_keys.length);
     if (d.has_key_padding_mask() && a.key_padding.rank == 2)
-      whole.key_padding = rows_of(a.key_padding, 1, 0, all_keys.length);
+      whole.key_padding = cut(a.key_padding, 1, 0, all_keys.length);
     local = validate(d, whole);
   }
   if (status s = agreed_status(comm, rank, local); !s) return s;
@@ -322,8 +317,8 @@ status run_ring(MPI_Comm comm, int rank, int ranks, const ring_kernel& kernel, c
   for (query_accumulator& acc : accumulators) {
     const placed_chunk& rows = acc.rows;
     const attention_partial running = acc.running(d, batch);
-    const tensor_view output = rows_of(a.output, 1, rows.local_start, rows.chunk.length);
-    const tensor_view lse = a.lse.empty() ? running.lse : rows_of(a.lse, 2, rows.local_start, rows.chunk.length);
+    const tensor_view output = cut(a.output, 1, rows.local_start, rows.chunk.length);
+    const tensor_view lse = a.lse.empty() ? running.lse : cut(a.lse, 2, rows.local_start, rows.chunk.length);
     if (status s = merge(&running, 1, output, lse, d.has_sinks ? a.sinks : tensor_view{}); !s) {
       failure = s;
       break;

@@ -71,11 +71,12 @@ status check_arguments(const std::vector<checked_argument>& arguments) {
   for (std::size_t n = 0; n < arguments.size(); ++n) {
     if (!arguments[n].host_only) {
       on_call_device.push_back(all[n]);
-    } else if (!arguments[n].view.empty() && arguments[n].view.device != device_kind::host) {
-      return fail(error_code::wrong_device, arguments[n].name,
-                  std::string("is on ") + name_of(arguments[n].view.device) +
-                      "; the runtime reads it to split the call into sequences, so it is a host tensor even "
-                      "when the call runs on a GPU");
+    } else if (!arguments[n].view.empty()) {
+      if (status s = check_on_host(arguments[n].name, arguments[n].view,
+                                   "the runtime reads it to split the call into sequences, so it is a host tensor "
+                                   "even when the call runs on a GPU");
+          !s)
+        return s;
     }
   }
   if (status s = check_same_device(on_call_device.data(), int(on_call_device.size())); !s) return s;

@@ -76,10 +76,9 @@ status check_presence_and_place(const attention_desc& desc, const std::vector<ap
       return fail(error_code::null_pointer, t.name, "not given; append_kv takes it for a " + cache_text(desc));
     if (status s = detail::check_presence({t.name, t.view, t.taken, t.feature}); !s) return s;
     if (t.view.empty()) continue;
-    if (t.view.device != device_kind::host)
-      return fail(error_code::wrong_device, t.name,
-                  std::string("is on ") + detail::name_of(t.view.device) +
-                      "; append_kv writes the cache on the host and takes host tensors only");
+    if (status s = detail::check_on_host(t.name, t.view, "append_kv writes the cache on the host and takes host tensors only");
+        !s)
+      return s;
     if (t.written)
       if (status s = detail::check_writable(t.name, t.view); !s) return s;
   }
@@ -89,9 +88,7 @@ status check_presence_and_place(const attention_desc& desc, const std::vector<ap
 // k and v: any of the float element types, converted as they are stored.
 status check_new_rows(const char* name, const tensor_view& t, const char* dims_text,
                       const std::vector<expected_dim>& dims) {
-  if (t.type != dtype::f32 && t.type != dtype::f16 && t.type != dtype::bf16)
-    return fail(error_code::wrong_dtype, name,
-                "expected element type f32, f16 or bf16, got " + std::string(name_of(t.type)));
+  if (status s = detail::check_float_element(name, t); !s) return s;
   return detail::check_layout(name, t, t.type, dims_text, dims, true);
 }
 

@@ -16,6 +16,8 @@ using detail::check_layout;
 using detail::expected_dim;
 using detail::fail;
 
+constexpr const char* merge_on_host = "merge reads and writes host tensors";
+
 // The rows' extents: (batch, queries, heads, features), batch 1 for packed tensors.
 struct merge_extents {
   std::int64_t batch, queries, heads, features;
@@ -28,28 +30,14 @@ bool same_view(const tensor_view& a, const tensor_view& b) {
   return true;
 }
 
-status check_output_type(const std::string& name, const tensor_view& t) {
-  if (t.type != dtype::f32 && t.type != dtype::f16 && t.type != dtype::bf16)
-    return fail(error_code::wrong_dtype, name.c_str(),
-                "expected element type f32, f16 or bf16, got " + std::string(name_of(t.type)));
-  return {};
-}
-
-status check_host(const std::string& name, const tensor_view& t) {
-  if (t.device != device_kind::host)
-    return fail(error_code::wrong_device, name.c_str(),
-                std::string("is on ") + detail::name_of(t.device) + "; merge reads and writes host tensors");
-  return {};
-}
-
 // The pair (output, lse) named `prefix`.output and `prefix`.lse against the extents `e` and the
 // packing of `packed`.
 status check_pair(const std::string& prefix, const tensor_view& output, const tensor_view& lse,
                   const merge_extents& e, bool packed) {
   const std::string output_name = prefix + "output", lse_name = prefix + "lse";
   for (const auto& [name, view] : {std::pair{&output_name, &output}, std::pair{&lse_name, &lse}})
-    if (status s = check_host(*name, *view); !s) return s;
-  if (status s = check_output_type(output_name, output); !s) return s;
+    if (status s = detail::check_on_host(name->c_str(), *view, merge_on_host); !s) return s;
+  if (status s = detail::check_float_element(output_name.c_str(), output); !s) return s;
   const expected_dim heads{"heads", e.heads, "output", true}, features{"v head_dim", e.features, "output"};
   const expected_dim queries{packed ? "total_q" : "Lq", e.queries, "output"}, batch{"batch", e.batch, "output"};
   const std::vector<expected_dim> output_dims =
@@ -98,7 +86,7 @@ status check_merge(const attention_partial* parts, int count, const tensor_view&
     }
   }
   if (!sinks.empty()) {
-    if (status s = check_host("sinks", sinks); !s) return s;
+    if (status s = detail::check_on_host("sinks", sinks, merge_on_host); !s) return s;
     if (status s = check_layout("sinks", sinks, dtype::f32, "(H)", {{"heads", e.heads, "output", true}}); !s) return s;
   }
   return {};

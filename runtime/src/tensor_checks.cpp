@@ -113,6 +113,16 @@ status check_layout(const char* name, const tensor_view& t, dtype type, const ch
   return {};
 }
 
+status check_on_host(const char* name, const tensor_view& t, const char* why) {
+  if (t.device == device_kind::host) return {};
+  return fail(error_code::wrong_device, name, std::string("is on ") + name_of(t.device) + "; " + why);
+}
+
+status check_float_element(const char* name, const tensor_view& t) {
+  if (t.type == dtype::f32 || t.type == dtype::f16 || t.type == dtype::bf16) return {};
+  return fail(error_code::wrong_dtype, name, "expected element type f32, f16 or bf16, got " + std::string(name_of(t.type)));
+}
+
 status check_writable(const char* name, const tensor_view& t) {
   if (!t.read_only) return {};
   return fail(error_code::read_only_output, name,

@@ -49,6 +49,13 @@ bool has_no_elements(const tensor_view& t);
 status check_layout(const char* name, const tensor_view& t, dtype type, const char* dims_text,
                     const std::vector<expected_dim>& dims, bool large = false);
 
+// A tensor the runtime itself reads or writes must be in host memory; `why` ends the message
+// ("is on cuda; <why>").
+status check_on_host(const char* name, const tensor_view& t, const char* why);
+
+// A tensor the runtime converts element by element: f32, f16 or bf16.
+status check_float_element(const char* name, const tensor_view& t);
+
 // An output must be writable: a view made from a const pointer is refused.
 status check_writable(const char* name, const tensor_view& t);
 

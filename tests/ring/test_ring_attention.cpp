@@ -34,19 +34,11 @@ int rank_count() {
   return ranks;
 }
 
-// Rows `chunks` of dimension `dim` (outermost first) of a dense tensor of `shape`, one after another.
-std::vector<float> rows_of(const std::vector<float>& values, const std::vector<std::int64_t>& shape, int dim,
-                           const std::vector<ring_chunk>& chunks) {
-  std::int64_t outer = 1, inner = 1;
-  for (int d = 0; d < dim; ++d) outer *= shape[std::size_t(d)];
-  for (std::size_t d = std::size_t(dim) + 1; d < shape.size(); ++d) inner *= shape[d];
-  std::vector<float> out;
-  for (std::int64_t o = 0; o < outer; ++o)
-    for (const ring_chunk& c : chunks) {
-      const auto first = values.begin() + std::ptrdiff_t((o * shape[std::size_t(dim)] + c.start) * inner);
-      out.insert(out.end(), first, first + std::ptrdiff_t(c.length * inner));
-    }
-  return out;
+// A rank's chunks as runs of rows.
+std::vector<row_run> runs_of(const std::vector<ring_chunk>& chunks) {
+  std::vector<row_run> runs;
+  for (const ring_chunk& c : chunks) runs.push_back({c.start, c.length});
+  return runs;
 }
 
 std::int64_t length_of(const std::vector<ring_chunk>& chunks) {
@@ -69,12 +61,12 @@ struct rank_slice {
                        KVH = d.effective_kv_heads(), D = d.qk_head_dim, Dv = d.effective_v_head_dim();
     query_chunks = ring_chunks(Lq, rank_count(), this_rank(), split);
     key_chunks = ring_chunks(Lk, rank_count(), this_rank(), split);
-    q = rows_of(whole.q, {B, Lq, H, D}, 1, query_chunks);
-    k = rows_of(whole.k, {B, Lk, KVH, D}, 1, key_chunks);
-    v = rows_of(whole.v, {B, Lk, KVH, Dv}, 1, key_chunks);
+    q = rows_of(whole.q, {B, Lq, H, D}, 1, runs_of(query_chunks));
+    k = rows_of(whole.k, {B, Lk, KVH, D}, 1, runs_of(key_chunks));
+    v = rows_of(whole.v, {B, Lk, KVH, Dv}, 1, runs_of(key_chunks));
     if (d.has_additive_mask()) {
       const std::vector<int> shape = whole.mask_shape();
-      mask = rows_of(whole.mask, std::vector<std::int64_t>(shape.begin(), shape.end()), int(shape.size()) - 2, query_chunks);
+      mask = rows_of(whole.mask, std::vector<std::int64_t>(shape.begin(), shape.end()), int(shape.size()) - 2, runs_of(query_chunks));
     }
     key_padding = whole.key_padding;
     captures = whole.captures;
@@ -126,8 +118,8 @@ void check_ring(int batch, int length, ring_split split, std::uint32_t seed) {
   attention_problem mine = whole;
   mine.query_length = int(length_of(slice.query_chunks));
   reference_result rows;
-  for (float x : rows_of(want_output, {B, L, H, Dv}, 1, slice.query_chunks)) rows.output.push_back(x);
-  for (float x : rows_of(want_lse, {B, H, L}, 2, slice.query_chunks)) rows.lse.push_back(x);
+  for (float x : rows_of(want_output, {B, L, H, Dv}, 1, runs_of(slice.query_chunks))) rows.output.push_back(x);
+  for (float x : rows_of(want_lse, {B, H, L}, 2, runs_of(slice.query_chunks))) rows.lse.push_back(x);
   // Each row merges at most one partial result per key chunk, then the sinks' merge.
   const int merges = 2 * rank_count() + 1;
   const comparison c = compare_with_reference(mine, rows, slice.output, slice.lse, merges);

@@ -148,6 +148,20 @@ attention_problem make_random_problem(const attention_desc& desc, int batch, int
   return p;
 }
 
+std::vector<float> rows_of(const std::vector<float>& values, const std::vector<std::int64_t>& shape, int dim,
+                           const std::vector<row_run>& runs) {
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= shape[std::size_t(d)];
+  for (std::size_t d = std::size_t(dim) + 1; d < shape.size(); ++d) inner *= shape[d];
+  std::vector<float> out;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (const row_run& r : runs) {
+      const auto first = values.begin() + std::ptrdiff_t((o * shape[std::size_t(dim)] + r.start) * inner);
+      out.insert(out.end(), first, first + std::ptrdiff_t(r.length * inner));
+    }
+  return out;
+}
+
 attention_problem make_whole_problem(const attention_desc& desc, int batch, int query_length, int key_length,
                                      std::uint32_t seed) {
   attention_desc local = desc;
@@ -168,33 +182,23 @@ attention_problem slice_of(const attention_problem& whole, int query_start, int 
   p.positions[int(global_position::key_start)] = whole.key_start() + key_start;
   const attention_desc& d = whole.desc;
   const std::size_t H = d.num_heads, KVH = d.effective_kv_heads();
-  // Rows [first, first + count) of dimension `at` (outermost first) of `from`, whose shape is `shape`.
-  auto cut = [](const std::vector<float>& from, std::vector<int> shape, int at, int first, int count) {
-    std::size_t outer = 1, inner = 1;
-    for (int d = 0; d < at; ++d) outer *= std::size_t(shape[d]);
-    for (std::size_t d = std::size_t(at) + 1; d < shape.size(); ++d) inner *= std::size_t(shape[d]);
-    std::vector<float> to;
-    to.reserve(outer * std::size_t(count) * inner);
-    for (std::size_t o = 0; o < outer; ++o) {
-      const auto row = from.begin() + std::ptrdiff_t((o * std::size_t(shape[at]) + std::size_t(first)) * inner);
-      to.insert(to.end(), row, row + std::ptrdiff_t(std::size_t(count) * inner));
-    }
-    return to;
-  };
-  p.q = cut(whole.q, {whole.batch, whole.query_length, int(H), d.qk_head_dim}, 1, query_start, query_count);
-  p.k = cut(whole.k, {whole.batch, whole.key_length, int(KVH), d.qk_head_dim}, 1, key_start, key_count);
-  p.v = cut(whole.v, {whole.batch, whole.key_length, int(KVH), d.effective_v_head_dim()}, 1, key_start, key_count);
+  const std::vector<row_run> queries = {{query_start, query_count}}, keys = {{key_start, key_count}};
+  const std::int64_t B = whole.batch, Lq = whole.query_length, Lk = whole.key_length;
+  p.q = rows_of(whole.q, {B, Lq, std::int64_t(H), d.qk_head_dim}, 1, queries);
+  p.k = rows_of(whole.k, {B, Lk, std::int64_t(KVH), d.qk_head_dim}, 1, keys);
+  p.v = rows_of(whole.v, {B, Lk, std::int64_t(KVH), d.effective_v_head_dim()}, 1, keys);
   if (d.has_additive_mask()) {
-    const std::vector<int> shape = whole.mask_shape();
+    const std::vector<int> mask_shape = whole.mask_shape();
+    std::vector<std::int64_t> shape(mask_shape.begin(), mask_shape.end());
     const int rows_at = int(shape.size()) - 2;
-    std::vector<int> rows_cut = shape;
-    rows_cut[std::size_t(rows_at)] = query_count;
-    p.mask = cut(cut(whole.mask, shape, rows_at, query_start, query_count), rows_cut, rows_at + 1, key_start, key_count);
+    const std::vector<float> rows = rows_of(whole.mask, shape, rows_at, queries);
+    shape[std::size_t(rows_at)] = query_count;
+    p.mask = rows_of(rows, shape, rows_at + 1, keys);
   }
   if (d.has_key_padding_mask()) {
-    std::vector<float> flags(whole.key_padding.begin(), whole.key_padding.end());
-    flags = cut(flags, {whole.batch, whole.key_length}, 1, key_start, key_count);
-    p.key_padding.assign(flags.begin(), flags.end());
+    const std::vector<float> flags(whole.key_padding.begin(), whole.key_padding.end());
+    const std::vector<float> cut = rows_of(flags, {B, Lk}, 1, keys);
+    p.key_padding.assign(cut.begin(), cut.end());
   }
   return p;
 }

@@ -52,6 +52,16 @@ struct attention_problem {
 attention_problem make_random_problem(const attention_desc& desc, int batch, int query_length, int key_length,
                                       std::uint32_t seed);
 
+/// A run of consecutive rows of one dimension of a tensor.
+struct row_run {
+  std::int64_t start = 0, length = 0;
+};
+
+/// The rows `runs` of dimension `dim` (outermost first) of dense `values` of `shape`, one run after
+/// another within each index of the outer dimensions.
+std::vector<float> rows_of(const std::vector<float>& values, const std::vector<std::int64_t>& shape, int dim,
+                           const std::vector<row_run>& runs);
+
 /// A problem over a whole sequence for a description with global positions (positions {0, 0, Lq,
 /// Lk}), whose slices (slice_of) are calls on parts of it.
 attention_problem make_whole_problem(const attention_desc& desc, int batch, int query_length, int key_length,
