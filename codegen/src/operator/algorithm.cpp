@@ -730,12 +730,12 @@ attention_algorithm define_attention(const attention_desc& desc, const blocking&
                                                   : min(q.dim(3).extent() - cache.k.dim(3).extent(), 0);
   ImageParam positions;
   if (desc.global_positions) {
-    positions = ImageParam(Int(32), 1, "positions");
-    positions.dim(0).set_bounds(0, global_position_count);
-    src.query_start = positions(int(global_position::query_start));
-    src.key_start = positions(int(global_position::key_start));
-    src.query_total = positions(int(global_position::query_total));
-    src.key_total = positions(int(global_position::key_total));
+    positions = declare_positions();
+    const modifier_leaves origin = positions_origin(positions);
+    src.query_start = origin.query;
+    src.key_start = origin.key;
+    src.query_total = origin.query_length;
+    src.key_total = origin.key_length;
   }
   // Query i sees key j where key_start + j <= query_start + i (+ key_total - query_total bottom-right).
   const bool bottom_right = desc.causal_mode == causal_alignment::bottom_right;

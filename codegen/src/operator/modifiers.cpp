@@ -198,4 +198,19 @@ bool reads_at_key_alone(const modifier_graph& graph, int node) {
          !uses(graph, node, expr_op::score) && !uses(graph, node, expr_op::query) && !uses(graph, node, expr_op::head);
 }
 
+ImageParam declare_positions() {
+  ImageParam positions(Int(32), 1, "positions");
+  positions.dim(0).set_bounds(0, global_position_count);
+  return positions;
+}
+
+modifier_leaves positions_origin(const ImageParam& positions) {
+  modifier_leaves origin;
+  origin.query = positions(int(global_position::query_start));
+  origin.key = positions(int(global_position::key_start));
+  origin.query_length = positions(int(global_position::query_total));
+  origin.key_length = positions(int(global_position::key_total));
+  return origin;
+}
+
 }  // namespace attngen::codegen

@@ -93,15 +93,8 @@ visibility_table_algorithm define_visibility_table(const attention_desc& desc, i
   // of a scalar argument.
   visibility_inputs inputs{t.tile_queries, t.block_keys, t.query_length, t.key_length, min(t.query_length, 0), lanes};
   if (desc.global_positions) {
-    t.positions = ImageParam(Int(32), 1, "positions");
-    t.positions.dim(0).set_bounds(0, global_position_count);
-    inputs.origin = {Expr(),
-                     Expr(),
-                     Expr(),
-                     t.positions(int(global_position::query_start)),
-                     t.positions(int(global_position::key_start)),
-                     t.positions(int(global_position::query_total)),
-                     t.positions(int(global_position::key_total))};
+    t.positions = declare_positions();
+    inputs.origin = positions_origin(t.positions);
   }
   t.stages = define_visibility_stages(desc, t.captures, inputs);
   return t;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "attngen/arguments.hpp"
 #include "attngen/modifiers.hpp"
 
 namespace attngen::codegen {
@@ -20,6 +21,13 @@ struct modifier_leaves {
   /// value for the read's node, not the read: the caller stages such reads per key block.
   std::function<Halide::Expr(int node)> key_read;
 };
+
+/// A description's (4) int32 `positions` argument (attention_desc::with_global_positions), bounded.
+Halide::ImageParam declare_positions();
+
+/// The leaves at query 0 and key 0 of a call that `positions` places in a longer sequence: query and
+/// key are its starts, the lengths its totals (attngen/arguments.hpp's global_position order).
+modifier_leaves positions_origin(const Halide::ImageParam& positions);
 
 /// The captures as the generated function's arguments: one ImageParam per declared tensor (Halide
 /// order, innermost first), and one float buffer holding every scalar in declaration order.

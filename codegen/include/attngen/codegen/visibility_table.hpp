@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "Halide.h"
-#include "attngen/arguments.hpp"
 #include "attngen/attention.hpp"
 #include "attngen/codegen/modifiers.hpp"
 #include "attngen/runtime/detail/visibility_slices.hpp"
