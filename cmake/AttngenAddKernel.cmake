@@ -69,6 +69,10 @@ endif()
 set(ATTNGEN_DEFAULT_TARGETS ${_attngen_bf16_tier} x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c
                             x86-64-linux
     CACHE STRING "CPU targets of attngen_add_kernel when it names none (most capable first)")
+# The GPU targets attngen's own tests and benchmark generate for: sm_80 PTX runs on Ampere and every
+# later NVIDIA GPU (Halide 14 has no cuda_capability_90).
+set(ATTNGEN_CUDA_TARGET x86-64-linux-cuda-cuda_capability_80)
+set(ATTNGEN_OPENCL_TARGET x86-64-linux-opencl)
 
 function(attngen_add_kernel name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "DESCRIPTION;VARIABLE;NAMESPACE;OUTPUT_DIRECTORY" "TARGETS;GPU_TARGETS")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs on a CUDA GPU machine, from the bundle scripts/gpu-check prepared (this file is its `run`):
+# the CUDA suite, then attngen-bench --device cuda beside PyTorch's scaled_dot_product_attention
+# (math and flash backends), each under a time limit so that a hang cannot spend the machine's time.
+# Writes into RESULTS_DIR (default: results/ beside this file):
+#   device.txt      nvidia-smi, the driver, PyTorch and its view of the GPU;
+#   cuda_tests.txt  the suite's report;
+#   gpu_bench.txt   the benchmark's table; gpu_bench.json  one JSON line per case;
+#   summary.txt     each step's exit status.
+# Exits 0 only when every step passed.
+# Usage: run [RESULTS_DIR]
+#   PYTHON (default python3) is the Python with torch; TESTS_LIMIT_S and BENCH_LIMIT_S (default 300
+#   and 240) bound the two steps.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+results=${1:-$here/results}
+python=${PYTHON:-python3}
+mkdir -p "$results"
+# The binaries find the PyTorch scripts through these (tests/module, bench).
+export ATTNGEN_SOURCE_DIR=$here ATTNGEN_PYTHON=$python
+
+{
+  cat "$here/MANIFEST"
+  echo
+  nvidia-smi || echo "nvidia-smi: not found"
+  "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
+"device", torch.cuda.get_device_name() if torch.cuda.is_available() else "none visible")' 2>&1
+} >"$results/device.txt" 2>&1
+
+timeout "${TESTS_LIMIT_S:-300}" "$here/bin/cuda_tests" --durations yes 2>&1 | tee "$results/cuda_tests.txt"
+tests_status=${PIPESTATUS[0]}
+timeout "${BENCH_LIMIT_S:-240}" "$here/bin/attngen-bench" --device cuda --json "$results/gpu_bench.json" 2>&1 |
+  tee "$results/gpu_bench.txt"
+bench_status=${PIPESTATUS[0]}
+
+describe() {
+  case "$1" in
+    0) echo "passed" ;;
+    77) echo "skipped (no CUDA device; see device.txt)" ;;
+    124) echo "stopped at its time limit" ;;
+    *) echo "failed (exit $1)" ;;
+  esac
+}
+{
+  echo "cuda_tests: $(describe "$tests_status")"
+  echo "attngen-bench --device cuda: $(describe "$bench_status")"
+} | tee "$results/summary.txt"
+((tests_status == 0 && bench_status == 0))
