@@ -14,6 +14,7 @@
 
 #include "attngen/codegen/compile.hpp"
 #include "attngen/codegen/targets.hpp"
+#include "attngen/codegen/tensorcore_source.hpp"
 #include "attngen/mlir/emit_mlir.hpp"
 #include "parallel_build.hpp"
 #include "spec.hpp"
@@ -26,6 +27,7 @@ usage:
   attngen generate (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR
                    [--target T]... [--namespace NS] [--jobs N] [--stats] [--emit WHAT]...
   attngen mlir (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR [--bf16-as-bits]
+  attngen tensorcore (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR
   attngen targets
   attngen runtime --target T --output FILE.a
   attngen help
@@ -83,6 +85,13 @@ mlir
   then mlir-translate-14 --mlir-to-llvmir; call _mlir_ciface_NAME (see attngen/mlir/emit_mlir.hpp).
   --bf16-as-bits    bf16 tensors as i16 bits with integer conversions, for backends without bf16
                     (LLVM 14 on x86); otherwise they are `bf16`.
+
+tensorcore
+  Writes, for each operator kernel described, its tensor-core forward pass (FlashAttention-2's tile
+  code over mma.sync, sm_80 and later) into DIR: NAME_tensorcore.hpp, the description's variant (its
+  causality, masks and modifiers, for nvcc and for host compilers), and NAME_tensorcore.cu, the
+  kernel NAME_tensorcore_forward for nvcc. bf16 and f16 descriptions with dense tensors and head
+  dims that are multiples of 16 up to 128; any other kernel is refused, saying why.
 
 targets
   Lists the portable CPU targets (marking those this CPU runs) and GPU target examples.
@@ -203,6 +212,24 @@ int export_mlir(const options& o) {
   return 0;
 }
 
+// NAME_tensorcore.hpp and NAME_tensorcore.cu for each operator kernel the tensor-core path takes.
+int write_tensorcore(const options& o) {
+  require(!o.output_dir.empty(), "tensorcore needs --output-dir");
+  const auto kernels = described_kernels(o);
+  create_output_directory(o.output_dir);
+  for (const auto& k : kernels) {
+    const auto* op = std::get_if<attngen::attention_desc>(&k.desc);
+    require(op != nullptr, "the tensor-core path covers attention operators; " + k.name + " is a module");
+    const std::string refusal = attngen::codegen::tensorcore_refusal(*op);
+    require(refusal.empty(), k.name + ": the tensor-core path does not take it: " + refusal);
+    const std::filesystem::path directory(o.output_dir);
+    std::ofstream(directory / (k.name + "_tensorcore.hpp")) << attngen::codegen::tensorcore_variant_header(*op, k.name);
+    std::ofstream(directory / (k.name + "_tensorcore.cu")) << attngen::codegen::tensorcore_kernel_source(*op, k.name);
+    std::fprintf(stderr, "attngen:   wrote %s_tensorcore.hpp and %s_tensorcore.cu\n", k.name.c_str(), k.name.c_str());
+  }
+  return 0;
+}
+
 // Per target: the kernel's processor time (its parts' sum) and object bytes, after its wall time.
 void report_kernel(const std::string& name, const std::vector<attngen::codegen::build_cost>& costs, double wall) {
   std::map<std::string, std::pair<double, std::uint64_t>> per_target;
@@ -284,6 +311,7 @@ int main(int argc, char** argv) {
     const options o = parse(argc, argv);
     if (o.command == "generate") return generate(o);
     if (o.command == "mlir") return export_mlir(o);
+    if (o.command == "tensorcore") return write_tensorcore(o);
     if (o.command == "runtime") {
       require(o.targets.size() == 1, "runtime needs exactly one --target");
       require(!o.output.empty(), "runtime needs --output");

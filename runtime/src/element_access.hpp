@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "attngen/runtime/detail/bf16_rounding.hpp"
 #include "attngen/runtime/tensor.hpp"
 
 namespace attngen::detail {
@@ -33,13 +34,6 @@ inline float load(dtype type, const std::uint8_t* p) {
       return f;
     }
   }
-}
-
-// Round to nearest even. A NaN is kept a NaN (quieted): rounding could carry its payload into infinity.
-inline std::uint16_t bf16_bits(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if (std::isnan(value)) return std::uint16_t((bits >> 16) | 0x0040);
-  return std::uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
 }
 
 inline void store(dtype type, float value, std::uint8_t* p) {

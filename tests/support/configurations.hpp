@@ -13,6 +13,9 @@
 ///   backward codegen: tests (tests/codegen/test_jit_backward.cpp): the backward pass through the JIT
 ///           against the float64 reference's gradients;
 ///   bench   attngen-bench's cases (bench/cases.cpp): model shapes, timed by scripts/bench.
+///   tensorcore  tensorcore: tests (tests/tensorcore/): the description's tensor-core variant (attngen
+///           tensorcore) run by the tile code on the host model of the warp against the float64
+///           reference at these sizes, and its CUDA kernel compiled for sm_80 and sm_90 without spills.
 ///
 /// A backend whose field is empty does not run the configuration; cannot_run says why a backend
 /// cannot run a description at all. Adding a configuration is adding one entry (and, for aot, gpu and
@@ -121,6 +124,7 @@ struct operator_configuration {
   short_list<sequence_lengths, 2> aot_batches;
   /// The GPU kernel's batches of such descriptions, host tensors copied in and out.
   short_list<sequence_lengths, 2> gpu_batches;
+  short_list<shape, 5> tensorcore;
 };
 
 /// A module (attngen::multihead_attention()) configuration, checked against PyTorch's
@@ -159,6 +163,9 @@ inline constexpr short_list<int, 6> awkward_lengths = {1, 7, 17, 113, 512};
 /// causality). Its lowering is plain loops: small sizes.
 inline constexpr short_list<shape, 4> mlir_shapes = {{1, 1, 1}, {2, 1, 19}, {2, 7, 17}, {1, 17, 7}};
 
+/// The tensor-core tile code's calls on the host model: one query and one key, awkward lengths
+/// across its 64-key tiles, and Lq > Lk (fully masked rows under bottom-right causality).
+inline constexpr short_list<shape, 5> tensorcore_shapes = {{1, 1, 1}, {2, 7, 17}, {1, 113, 130}, {1, 70, 17}};
 /// The backward's calls: one query, Lq > Lk (fully masked rows under bottom-right causality), and a
 /// length far from any tile.
 inline constexpr short_list<shape, 3> backward_shapes = {{2, 1, 17}, {1, 17, 7}, {1, 113, 113}};
@@ -222,7 +229,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[dtype][causal]",
      .desc = llama_gqa.element(dtype::bf16).causal(top_left),
      .aot = {{1, 113, 113}, {2, 17, 7}, {1, 300, 300}},
-     .bench = {{"prefill_gqa_causal_bf16", {1, 1024, 1024}}}},
+     .bench = {{"prefill_gqa_causal_bf16", {1, 1024, 1024}}},
+     .tensorcore = {{1, 1, 1}, {1, 70, 70}}},
     {.name = "mha_small",
      .about = "MHA H8 D64, short sequences",
      .desc = attention().heads(8).head_dim(64),
@@ -516,35 +524,41 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[dtype]",
      .desc = gqa.causal(top_left).element(dtype::bf16),
      .jit = {{.lengths = awkward_lengths, .batches = {1}}, {.lengths = awkward_lengths, .batches = {1}, .bf16_dot_products = true}},
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .tensorcore = tensorcore_shapes},
     {.name = "bf16_mask",
      .about = "bf16 GQA H4 KVH2 D64, additive mask (Lq, Lk)",
      .tags = "[dtype]",
      .desc = gqa.element(dtype::bf16).additive_mask(mask_shape::lq_lk),
      .jit = {{.lengths = {1, 7, 113}, .batches = {2}, .bf16_dot_products = true}},
-     .mlir = mlir_shapes},
+     .mlir = mlir_shapes,
+     .tensorcore = tensorcore_shapes},
     {.name = "f16_mask",
      .about = "f16 GQA H4 KVH2 D64, additive mask (Lq, Lk), float32 accumulation",
      .tags = "[dtype]",
      .desc = gqa.additive_mask(mask_shape::lq_lk).element(dtype::f16),
-     .jit = {{.lengths = awkward_lengths, .batches = {1}}}},
+     .jit = {{.lengths = awkward_lengths, .batches = {1}}},
+     .tensorcore = tensorcore_shapes},
     {.name = "f16_causal_lse",
      .about = "f16 GQA H4 KVH2 D64, causal top-left, LSE",
      .tags = "[dtype]",
      .desc = gqa.element(dtype::f16).causal(top_left).return_lse(),
      .mlir = mlir_shapes,
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .tensorcore = tensorcore_shapes},
     {.name = "bf16_mqa",
      .about = "bf16 MQA H8 KVH1 D64, LSE",
      .tags = "[dtype]",
      .desc = attention().heads(8).kv_heads(1).head_dim(64).element(dtype::bf16).return_lse(),
      .aot = {{1, 113, 512}, {3, 7, 17}},
-     .gpu = {{{1, 40, 64}, device_tensors}, {{3, 7, 17}, host_tensors_copied}}},
+     .gpu = {{{1, 40, 64}, device_tensors}, {{3, 7, 17}, host_tensors_copied}},
+     .tensorcore = tensorcore_shapes},
     {.name = "f16_gqa",
      .about = "f16 GQA H8 KVH2 D64",
      .tags = "[dtype]",
      .desc = attention().heads(8).kv_heads(2).head_dim(64).element(dtype::f16),
-     .gpu = {{{2, 37, 70}, device_tensors}}},
+     .gpu = {{{2, 37, 70}, device_tensors}},
+     .tensorcore = tensorcore_shapes},
 
     // Score and mask modifiers: the built-ins, custom expressions and captured tensors.
     {.name = "mask_mod_causal_top_left",
@@ -753,7 +767,8 @@ inline constexpr operator_configuration operator_table[] = {
               "variants",
      .tags = "[modifiers][dtype]",
      .desc = gqa.element(dtype::bf16).score_mod(alibi(4)).mask_mod(sliding_window(9, 0)),
-     .jit = {{.lengths = {1, 3, 113}, .batches = {2}}, {.lengths = {1, 3, 113}, .batches = {2}, .bf16_dot_products = true}}},
+     .jit = {{.lengths = {1, 3, 113}, .batches = {2}}, {.lengths = {1, 3, 113}, .batches = {2}, .bf16_dot_products = true}},
+     .tensorcore = tensorcore_shapes},
     {.name = "modifiers",
      .about = "GQA H6 KVH2 D40, document mask and causal mask_mod, ALiBi and run-time softcap score_mod",
      .tags = "[modifiers]",
@@ -797,6 +812,65 @@ inline constexpr operator_configuration operator_table[] = {
                  .mask_mod(prefix_lm(prefix) || (causal_mask(bottom_right) && sliding_window(40, 0)))
                  .score_mod(softcap(20.0f) + relative_position_bias(bias_table_17, 8) - score),
      .gpu = {{{2, 150, 300}, device_tensors}, {{1, 61, 47}, host_tensors_copied}}},
+    // The tensor-core path's lowering of everything a dense description can add: masks, padding,
+    // both causalities, modifiers over captured tensors and scalars.
+    {.name = "tensorcore_all_options_bf16",
+     .about = "bf16 GQA H4 KVH2 D64, causal bottom-right, mask (B, 1, Lq, Lk), key padding, LSE",
+     .tags = "[tensorcore]",
+     .desc = gqa.element(dtype::bf16)
+                 .causal(bottom_right)
+                 .additive_mask(mask_shape::b_1_lq_lk)
+                 .key_padding_mask(true_means_ignore)
+                 .return_lse(),
+     .tensorcore = {{1, 1, 1}, {2, 7, 17}, {1, 113, 130}, {1, 70, 17}, {3, 1, 1000}}},
+    {.name = "tensorcore_mqa_bf16",
+     .about = "bf16 MQA H80 KVH1 D32, LSE: a group larger than a block's rows",
+     .tags = "[tensorcore]",
+     .desc = attention().heads(80).kv_heads(1).head_dim(32).element(dtype::bf16).return_lse(),
+     .tensorcore = {{1, 5, 70}, {2, 1, 17}}},
+    {.name = "tensorcore_modifiers_f16",
+     .about = "f16 GQA H6/2 D48, document and causal mask_mod, ALiBi and softcap score_mod, mask (H, Lq, Lk), keep-padding",
+     .tags = "[tensorcore][modifiers]",
+     .desc = attention()
+                 .heads(6)
+                 .kv_heads(2)
+                 .head_dim(48)
+                 .element(dtype::f16)
+                 .additive_mask(mask_shape::h_lq_lk)
+                 .key_padding_mask(true_means_keep)
+                 .capture(document)
+                 .capture(cap)
+                 .mask_mod(document_mask(document) && causal_mask(top_left))
+                 .score_mod(softcap(cap) + alibi(6) - score),
+     .tensorcore = tensorcore_shapes},
+    {.name = "tensorcore_math_modifiers_bf16",
+     .about = "bf16 GQA H4/2 D32, LSE, mask (B, H, Lq, Lk), hashed mask_mod, score_mod of sin, erf, exp2, sigmoid, pow",
+     .tags = "[tensorcore][modifiers][math]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(32)
+                 .element(dtype::bf16)
+                 .additive_mask(mask_shape::b_h_lq_lk)
+                 .return_lse()
+                 .mask_mod((q - kv) % 3 != 2 && ((q >> 3) ^ (kv >> 3) & 1) != 1)
+                 .score_mod(select(kv % 5 == 4, -infinity,
+                                   sin(score) + erf(score) * exp2(to_float(-h)) + sigmoid(score) * pow(abs(score), 1.5f))),
+     .tensorcore = tensorcore_shapes},
+    {.name = "tensorcore_position_modifiers_bf16",
+     .about = "bf16 GQA H4/2 D32, prefix-LM or bottom-right window mask_mod, bias table and softcap, mask (Lq, Lk)",
+     .tags = "[tensorcore][modifiers]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(32)
+                 .element(dtype::bf16)
+                 .additive_mask(mask_shape::lq_lk)
+                 .capture(prefix)
+                 .capture(bias_table_17)
+                 .mask_mod(prefix_lm(prefix) || (causal_mask(bottom_right) && sliding_window(40, 0)))
+                 .score_mod(softcap(20.0f) + relative_position_bias(bias_table_17, 8) - score),
+     .tensorcore = tensorcore_shapes},
     // KV caches and ragged batches: each sequence its own lengths (0 included), paged caches with
     // shuffled and shared pages, lengths around the page size, every KV element type.
     {.name = "paged_decode",
@@ -1148,13 +1222,15 @@ constexpr bool names_are_distinct(const Configuration (&table)[N]) {
 }
 constexpr bool some_backend_runs(const operator_configuration& c) {
   return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.backward.empty() ||
-         !c.bench.empty() || !c.jit_batches.empty() || !c.aot_batches.empty() || !c.gpu_batches.empty();
+         !c.bench.empty() || !c.jit_batches.empty() || !c.aot_batches.empty() || !c.gpu_batches.empty() ||
+         !c.tensorcore.empty();
 }
 // Descriptions whose sequences differ in length are checked on batches of sequences; the others on
 // (batch, Lq, Lk) matrices.
 constexpr bool sizes_fit_layouts(const operator_configuration& c) {
   if (c.desc.has_sequence_lengths())
-    return c.jit.empty() && c.aot.empty() && c.gpu.empty() && c.mlir.empty() && c.backward.empty();
+    return c.jit.empty() && c.aot.empty() && c.gpu.empty() && c.mlir.empty() && c.backward.empty() &&
+           c.tensorcore.empty();
   return c.jit_batches.empty() && c.aot_batches.empty() && c.gpu_batches.empty();
 }
 constexpr bool some_backend_runs(const module_configuration& c) {

@@ -1,0 +1,309 @@
+#pragma once
+/// FlashAttention-2's forward pass on the tensor cores, written once for the GPU and the host
+/// (warp.hpp). A thread block owns 16 rows per warp; a row is one (query, head) pair, so the query
+/// heads of a GQA group share every key/value tile the block stages. Each warp keeps its rows'
+/// q fragments, scores, online-softmax state and output in registers; q.kᵀ and p.V are mma.sync
+/// m16n8k16 with f32 accumulators, K and V reach them through ldmatrix from tiles of 64 keys that
+/// the block stages in shared memory two at a time (cp.async: the next tile is in flight while this
+/// one is computed).
+///
+/// A Variant says what the description adds to plain attention, as FlashInfer's variants do:
+///   float score(float scaled_score, int batch, int head, int query, int key) const
+///     the score after the description's modifiers, -infinity where a mask hides the key;
+///   int key_begin(int first_query) const, int key_end(int last_query) const
+///     the keys any of those queries can see (tiles outside are skipped).
+/// Both are called on every lane with that lane's values (ATTNGEN_TC_FN).
+
+#include <cstdint>
+
+#include "attngen/tensorcore/memory.hpp"
+#include "attngen/tensorcore/mma.hpp"
+#include "attngen/tensorcore/warp.hpp"
+
+namespace attngen::tensorcore {
+
+/// Element strides of a (batch, length, heads, head_dim) tensor, head_dim contiguous.
+struct sequence_strides {
+  std::int64_t batch, position, head;
+};
+
+/// One call's tensors and sizes. q (B, Lq, H, D), k (B, Lk, KVH, D), v (B, Lk, KVH, D) and out
+/// (B, Lq, H, D) hold 16-bit elements; lse, when not null, is (B, H, Lq) f32 with strides
+/// {lse_batch_stride, lse_head_stride, 1}. Rows and head_dim elements are 4-byte aligned, K and V
+/// rows 16-byte aligned (cp.async).
+struct forward_params {
+  const std::uint16_t* q;
+  const std::uint16_t* k;
+  const std::uint16_t* v;
+  std::uint16_t* out;
+  float* lse;
+  sequence_strides q_strides, k_strides, v_strides, out_strides;
+  std::int64_t lse_batch_stride, lse_head_stride;
+  int batch, heads, kv_heads, query_length, key_length;
+  float scale;
+};
+
+/// The block's shape for head_dim D and W warps.
+template <int D, int W>
+struct forward_tiles {
+  static_assert(D % 16 == 0, "the tensor-core path takes head dims that are multiples of 16");
+  static constexpr int warps = W;
+  static constexpr int rows = 16 * W;
+  static constexpr int keys = 64;
+  /// Shared rows padded by 16 bytes, so the 8 rows one ldmatrix reads start in distinct banks.
+  static constexpr int shared_row_stride = D + 8;
+  static constexpr int stages = 2;
+  static constexpr int tile_elements = keys * shared_row_stride;
+  /// K and V tiles of every stage.
+  static constexpr unsigned shared_bytes = stages * 2 * tile_elements * sizeof(std::uint16_t);
+};
+
+/// How a block's row slots map to (query, head): a block holds `heads` consecutive heads of one
+/// kv head's group (all of them when the group fits) for `queries` consecutive queries, slot
+/// r = (query - first query) * heads + (head - first head). Slots past queries * heads, heads
+/// past the group and queries past Lq hold nothing.
+struct block_rows {
+  int heads, queries, head_chunks;
+};
+ATTNGEN_TC_FN block_rows rows_of_block(int group, int rows) {
+  const int heads = group < rows ? group : rows;
+  return {heads, rows / heads, (group + heads - 1) / heads};
+}
+
+/// The launch grid: x query tiles, y (kv head, head chunk), z batch.
+struct grid3 {
+  int x, y, z;
+};
+template <int D, int W>
+ATTNGEN_TC_FN grid3 forward_grid(const forward_params& p) {
+  const block_rows shape = rows_of_block(p.heads / p.kv_heads, forward_tiles<D, W>::rows);
+  return {(p.query_length + shape.queries - 1) / shape.queries, p.kv_heads * shape.head_chunks, p.batch};
+}
+
+/// One warp's part of block (x, y, z): its 16 rows against the block's key tiles. Every warp of the
+/// block calls it with the same block (the staging and barriers are the block's).
+template <element16 E, int D, int W, typename Variant>
+ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant, grid3 block, int warp,
+                                std::uint16_t* shared) {
+  using tiles = forward_tiles<D, W>;
+  constexpr int n_tiles = tiles::keys / 8, d_chunks = D / 16, out_tiles = D / 8;
+  constexpr float log2e = 1.4426950408889634f;
+  const int group = p.heads / p.kv_heads;
+  const block_rows shape = rows_of_block(group, tiles::rows);
+  const int kv_head = block.y / shape.head_chunks;
+  const int first_head_in_group = (block.y % shape.head_chunks) * shape.heads;
+  const int first_query = block.x * shape.queries;
+  const int batch = block.z;
+
+  // This lane's two rows (accumulator rows lane / 4 and lane / 4 + 8 of the warp's 16).
+  const lanes<int> lane = lane_id();
+  lanes<int> head[2], query[2];
+  lanes<bool> row_valid[2];
+  ATTNGEN_TC_UNROLL
+  for (int r = 0; r < 2; ++r) {
+    const lanes<int> slot = each([&](int l) { return 16 * warp + (l >> 2) + 8 * r; }, lane);
+    const lanes<int> in_group = each([&](int s) { return first_head_in_group + s % shape.heads; }, slot);
+    head[r] = each([&](int g) { return kv_head * group + g; }, in_group);
+    query[r] = each([&](int s) { return first_query + s / shape.heads; }, slot);
+    row_valid[r] = each(
+        [&](int s, int g, int q) { return s < shape.queries * shape.heads && g < group && q < p.query_length; }, slot,
+        in_group, query[r]);
+  }
+
+  // q's fragments, loaded once: register j of chunk c holds row a_row(lane, 2j), columns
+  // 16c + a_col(lane, 2j) and the next.
+  a_fragment q_fragment[d_chunks];
+  ATTNGEN_TC_UNROLL
+  for (int c = 0; c < d_chunks; ++c)
+    ATTNGEN_TC_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      const int r = j & 1;
+      const lanes<const std::uint16_t*> address = each(
+          [&](int l, int h, int q) {
+            return p.q + batch * p.q_strides.batch + std::int64_t(q) * p.q_strides.position + h * p.q_strides.head +
+                   16 * c + a_col(l, 2 * j);
+          },
+          lane, head[r], query[r]);
+      q_fragment[c].reg[j] = load_pair(address, row_valid[r]);
+    }
+
+  c_fragment out[out_tiles];
+  ATTNGEN_TC_UNROLL
+  for (c_fragment& o : out)
+    ATTNGEN_TC_UNROLL
+    for (lanes<float>& x : o.x) x = 0.0f;
+  lanes<float> running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
+
+  const int last_query = (first_query + shape.queries < p.query_length ? first_query + shape.queries
+                                                                        : p.query_length) - 1;
+  const int key_begin = variant.key_begin(first_query) > 0 ? variant.key_begin(first_query) : 0;
+  const int key_end = variant.key_end(last_query) < p.key_length ? variant.key_end(last_query) : p.key_length;
+  const int first_tile = key_begin / tiles::keys;
+  const int end_tile = key_end > key_begin ? (key_end + tiles::keys - 1) / tiles::keys : first_tile;
+
+  const std::uint16_t* k_rows = p.k + batch * p.k_strides.batch + kv_head * p.k_strides.head;
+  const std::uint16_t* v_rows = p.v + batch * p.v_strides.batch + kv_head * p.v_strides.head;
+  auto stage = [&](int tile) {
+    std::uint16_t* k_tile = shared + ((tile - first_tile) % tiles::stages) * 2 * tiles::tile_elements;
+    const int first_key = tile * tiles::keys;
+    const int valid = p.key_length - first_key;
+    stage_rows(k_tile, tiles::shared_row_stride, k_rows + first_key * p.k_strides.position, p.k_strides.position,
+               tiles::keys, D, valid);
+    stage_rows(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_rows + first_key * p.v_strides.position,
+               p.v_strides.position, tiles::keys, D, valid);
+    commit_staging();
+  };
+  if (first_tile < end_tile) stage(first_tile);
+
+  for (int tile = first_tile; tile < end_tile; ++tile) {
+    if (tile + 1 < end_tile) {
+      stage(tile + 1);
+      wait_for_staging<1>();
+    } else {
+      wait_for_staging<0>();
+    }
+    block_barrier();
+    const std::uint16_t* k_tile = shared + ((tile - first_tile) % tiles::stages) * 2 * tiles::tile_elements;
+    const std::uint16_t* v_tile = k_tile + tiles::tile_elements;
+    const int first_key = tile * tiles::keys;
+
+    // Scores: K rows are B's columns, so plain ldmatrix gives B's fragments; matrix m of each x4 is
+    // keys 8 (n + m / 2) onwards, columns 16 c + 8 (m % 2) onwards.
+    c_fragment score[n_tiles];
+    ATTNGEN_TC_UNROLL
+    for (c_fragment& s : score)
+      ATTNGEN_TC_UNROLL
+      for (lanes<float>& x : s.x) x = 0.0f;
+    ATTNGEN_TC_UNROLL
+    for (int c = 0; c < d_chunks; ++c)
+      ATTNGEN_TC_UNROLL
+      for (int n = 0; n < n_tiles; n += 2) {
+        const lanes<const std::uint16_t*> rows = each(
+            [&](int l) {
+              return k_tile + (8 * n + 8 * (l >> 4) + (l & 7)) * tiles::shared_row_stride + 16 * c + 8 * ((l >> 3) & 1);
+            },
+            lane);
+        lanes<std::uint32_t> reg[4];
+        ldmatrix_x4<false>(reg, rows);
+        mma_m16n8k16<E>(score[n], q_fragment[c], b_fragment{{reg[0], reg[1]}});
+        mma_m16n8k16<E>(score[n + 1], q_fragment[c], b_fragment{{reg[2], reg[3]}});
+      }
+
+    // The description's scores and masks; keys past Lk and rows holding nothing are hidden.
+    ATTNGEN_TC_UNROLL
+    for (int n = 0; n < n_tiles; ++n)
+      ATTNGEN_TC_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        const int r = i >> 1;
+        score[n].x[i] = each(
+            [&](float dot, int l, int h, int q, bool valid) {
+              const int key = first_key + 8 * n + c_col(l, i);
+              if (!valid || key >= key_end || key < key_begin) return -INFINITY;
+              return variant.score(dot * p.scale, batch, h, q, key);
+            },
+            score[n].x[i], lane, head[r], query[r], row_valid[r]);
+      }
+
+    // Online softmax in base 2; a row that has seen no key yet keeps its maximum at -infinity and
+    // takes exponentials against 0, so hidden scores give 0, never NaN.
+    ATTNGEN_TC_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      lanes<float> tile_max = -INFINITY;
+      ATTNGEN_TC_UNROLL
+      for (int n = 0; n < n_tiles; ++n) tile_max = max_of(tile_max, max_of(score[n].x[2 * r], score[n].x[2 * r + 1]));
+      const lanes<float> new_max = max_of(running_max[r], quad_max(tile_max));
+      const lanes<float> base = each([](float m) { return m == -INFINITY ? 0.0f : m * log2e; }, new_max);
+      const lanes<float> rescale = exp2_of(running_max[r] * lanes<float>(log2e) - base);
+      lanes<float> tile_sum = 0.0f;
+      ATTNGEN_TC_UNROLL
+      for (int n = 0; n < n_tiles; ++n)
+        ATTNGEN_TC_UNROLL
+        for (int i = 2 * r; i < 2 * r + 2; ++i) {
+          score[n].x[i] = exp2_of(score[n].x[i] * lanes<float>(log2e) - base);
+          tile_sum = tile_sum + score[n].x[i];
+        }
+      running_sum[r] = running_sum[r] * rescale + tile_sum;
+      running_max[r] = new_max;
+      ATTNGEN_TC_UNROLL
+      for (c_fragment& o : out)
+        ATTNGEN_TC_UNROLL
+        for (int i = 2 * r; i < 2 * r + 2; ++i) o.x[i] = o.x[i] * rescale;
+    }
+
+    // p.V: two adjacent score tiles are one A fragment as they stand; V rows are B's k, so
+    // ldmatrix.trans gives B's fragments: matrix m of each x4 is keys 16 j + 8 (m % 2) onwards,
+    // features 8 (f + m / 2) onwards.
+    ATTNGEN_TC_UNROLL
+    for (int j = 0; j < n_tiles / 2; ++j) {
+      const a_fragment weights{{pack2<E>(score[2 * j].x[0], score[2 * j].x[1]),
+                                pack2<E>(score[2 * j].x[2], score[2 * j].x[3]),
+                                pack2<E>(score[2 * j + 1].x[0], score[2 * j + 1].x[1]),
+                                pack2<E>(score[2 * j + 1].x[2], score[2 * j + 1].x[3])}};
+      ATTNGEN_TC_UNROLL
+      for (int f = 0; f < out_tiles; f += 2) {
+        const lanes<const std::uint16_t*> rows = each(
+            [&](int l) {
+              return v_tile + (16 * j + 8 * ((l >> 3) & 1) + (l & 7)) * tiles::shared_row_stride + 8 * (f + (l >> 4));
+            },
+            lane);
+        lanes<std::uint32_t> reg[4];
+        ldmatrix_x4<true>(reg, rows);
+        mma_m16n8k16<E>(out[f], weights, b_fragment{{reg[0], reg[1]}});
+        mma_m16n8k16<E>(out[f + 1], weights, b_fragment{{reg[2], reg[3]}});
+      }
+    }
+    block_barrier();
+  }
+
+  // Normalise and store: a row that saw no key is 0 with lse -infinity.
+  ATTNGEN_TC_UNROLL
+  for (int r = 0; r < 2; ++r) {
+    const lanes<float> total = quad_sum(running_sum[r]);
+    const lanes<float> inverse = each([](float t) { return t > 0.0f ? 1.0f / t : 0.0f; }, total);
+    ATTNGEN_TC_UNROLL
+    for (int f = 0; f < out_tiles; ++f) {
+      const lanes<std::uint16_t*> address = each(
+          [&](int l, int h, int q) {
+            return p.out + batch * p.out_strides.batch + std::int64_t(q) * p.out_strides.position +
+                   h * p.out_strides.head + 8 * f + c_col(l, 0);
+          },
+          lane, head[r], query[r]);
+      store_where(address, pack2<E>(out[f].x[2 * r] * inverse, out[f].x[2 * r + 1] * inverse), row_valid[r]);
+    }
+    if (p.lse != nullptr) {
+      const lanes<float> lse = each(
+          [](float m, float t) { return t > 0.0f ? m + logf(t) : -INFINITY; }, running_max[r], total);
+      const lanes<float*> address = each(
+          [&](int h, int q) { return p.lse + batch * p.lse_batch_stride + h * p.lse_head_stride + q; }, head[r],
+          query[r]);
+      const lanes<bool> writes = each([](int l, bool valid) { return valid && (l & 3) == 0; }, lane, row_valid[r]);
+      store_where(address, lse, writes);
+    }
+  }
+}
+
+#if defined(__CUDACC__)
+/// A kernel's body: grid forward_grid<D, W>(p), W * 32 threads, forward_tiles<D, W>::shared_bytes of
+/// dynamic shared memory; each warp of each block runs forward_warp.
+template <element16 E, int D, int W, typename Variant>
+__device__ __forceinline__ void forward_block(const forward_params& p, const Variant& variant) {
+  extern __shared__ __align__(16) std::uint16_t shared[];
+  forward_warp<E, D, W>(p, variant, grid3{int(blockIdx.x), int(blockIdx.y), int(blockIdx.z)}, int(threadIdx.x) / 32,
+                        shared);
+}
+#else
+/// The kernel's work on the host, block after block and warp after warp, through the host
+/// implementations of the warp's instructions: what the tests check the tile code with.
+template <element16 E, int D, int W, typename Variant>
+void run_forward_on_host(const forward_params& p, const Variant& variant) {
+  using tiles = forward_tiles<D, W>;
+  const grid3 grid = forward_grid<D, W>(p);
+  static thread_local std::uint16_t shared[tiles::shared_bytes / sizeof(std::uint16_t)];
+  for (int z = 0; z < grid.z; ++z)
+    for (int y = 0; y < grid.y; ++y)
+      for (int x = 0; x < grid.x; ++x)
+        for (int warp = 0; warp < W; ++warp) forward_warp<E, D, W>(p, variant, grid3{x, y, z}, warp, shared);
+}
+#endif
+
+}  // namespace attngen::tensorcore

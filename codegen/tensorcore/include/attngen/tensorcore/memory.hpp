@@ -1,0 +1,90 @@
+#pragma once
+/// Per-lane loads and stores of global memory, the block's staging of key/value tiles into shared
+/// memory (cp.async on the device, in flight while the previous tile is computed), and the block's
+/// barrier. On the host a "block" is run one warp after another, each staging every tile itself,
+/// so staging is a plain copy and the barrier is nothing.
+
+#include <cstdint>
+
+#include "attngen/tensorcore/warp.hpp"
+
+#if !defined(__CUDACC__)
+#include <cstring>
+#endif
+
+namespace attngen::tensorcore {
+
+/// Two consecutive 16-bit elements as one 32-bit word where `valid`, else 0.
+ATTNGEN_TC_FN lanes<std::uint32_t> load_pair(const lanes<const std::uint16_t*>& address, const lanes<bool>& valid) {
+  return each(
+      [](const std::uint16_t* p, bool ok) -> std::uint32_t {
+#if defined(__CUDACC__)
+        return ok ? *reinterpret_cast<const std::uint32_t*>(p) : 0u;
+#else
+        std::uint32_t word = 0;
+        if (ok) std::memcpy(&word, p, sizeof word);
+        return word;
+#endif
+      },
+      address, valid);
+}
+
+/// Stores `value` where `valid`: a pair of 16-bit elements, or one float.
+template <typename Element, typename Value>
+ATTNGEN_TC_FN void store_where(const lanes<Element*>& address, const lanes<Value>& value, const lanes<bool>& valid) {
+  static_assert(sizeof(Value) == 4, "stores are of 32-bit words");
+#if defined(__CUDACC__)
+  if (valid.value) *reinterpret_cast<Value*>(address.value) = value.value;
+#else
+  for (int lane = 0; lane < warp_lanes; ++lane)
+    if (valid[lane]) std::memcpy(address[lane], &value[lane], sizeof(Value));
+#endif
+}
+
+/// Copies `rows` rows of `row_elements` 16-bit elements (a multiple of 8) from global memory, row r
+/// at `source + r * source_row_stride`, into shared memory rows `shared_row_stride` apart; rows at
+/// or past `valid_rows` are zeros. On the device every thread of the block takes 16-byte pieces,
+/// asynchronously: `commit_staging` closes the group, `wait_for_staging<N>` waits until at most N
+/// groups are in flight.
+ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const std::uint16_t* source,
+                              std::int64_t source_row_stride, int rows, int row_elements, int valid_rows) {
+  const int pieces_per_row = row_elements / 8;
+#if defined(__CUDACC__)
+  const int threads = int(blockDim.x);
+  for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
+    const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 8;
+    const bool valid = row < valid_rows;
+    const std::uint16_t* from = valid ? source + row * source_row_stride + column : source;
+    const auto to = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared + row * shared_row_stride + column));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from), "r"(valid ? 16 : 0));
+  }
+#else
+  for (int row = 0; row < rows; ++row) {
+    std::uint16_t* to = shared + row * shared_row_stride;
+    if (row < valid_rows) std::memcpy(to, source + row * source_row_stride, sizeof(std::uint16_t) * row_elements);
+    else std::memset(to, 0, sizeof(std::uint16_t) * row_elements);
+  }
+  (void)pieces_per_row;
+#endif
+}
+
+ATTNGEN_TC_FN void commit_staging() {
+#if defined(__CUDACC__)
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int InFlight>
+ATTNGEN_TC_FN void wait_for_staging() {
+#if defined(__CUDACC__)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(InFlight));
+#endif
+}
+
+ATTNGEN_TC_FN void block_barrier() {
+#if defined(__CUDACC__)
+  __syncthreads();
+#endif
+}
+
+}  // namespace attngen::tensorcore
