@@ -119,19 +119,23 @@ function(attngen_add_kernel name)
   if(ARG_NAMESPACE)
     set(namespace_arguments --namespace ${ARG_NAMESPACE})
   endif()
-  # One library of CPU code (every variant, see attngen/runtime/detail/variants.hpp), and one per GPU API.
+  # One library of CPU code (every variant, see attngen/runtime/detail/variants.hpp), and one per GPU API;
+  # with CUDA, the record of the tensor-core forward pass (NAME_tensorcore.cpp, empty for modules and
+  # for descriptions the path does not take: docs/gpu.md).
   set(halide_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_cpu.a)
+  set(tensorcore_sources)
   foreach(target IN LISTS ARG_GPU_TARGETS)
     if(target MATCHES "(^|-)cuda(-|$)")
       list(APPEND halide_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_cuda.a)
+      list(APPEND tensorcore_sources ${ARG_OUTPUT_DIRECTORY}/${name}_tensorcore.cpp)
     elseif(target MATCHES "(^|-)opencl(-|$)")
       list(APPEND halide_libraries ${ARG_OUTPUT_DIRECTORY}/${name}_halide_opencl.a)
     else()
       message(FATAL_ERROR "attngen_add_kernel(${name}): GPU target ${target} names neither cuda nor opencl")
     endif()
   endforeach()
-  set(generated ${halide_libraries} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp ${ARG_OUTPUT_DIRECTORY}/${name}.cpp
-                ${ARG_OUTPUT_DIRECTORY}/${name}.h)
+  set(generated ${halide_libraries} ${tensorcore_sources} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp
+                ${ARG_OUTPUT_DIRECTORY}/${name}.cpp ${ARG_OUTPUT_DIRECTORY}/${name}.h)
   add_custom_command(
     OUTPUT ${generated}
     COMMAND attngen::generator generate --spec ${description_text} --name ${name}
@@ -141,7 +145,7 @@ function(attngen_add_kernel name)
     VERBATIM)
 
   # 3. The library apps link.
-  add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp)
+  add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp ${tensorcore_sources})
   add_library(attngen::${name} ALIAS ${name})
   # Position-independent like the Halide objects, so that the kernel can go into a shared library
   # (for FFI callers of the C API).

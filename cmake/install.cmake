@@ -26,7 +26,8 @@ if(ATTNGEN_RING)
   install(TARGETS attngen_ring EXPORT attngen_targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ring/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endif()
-install(DIRECTORY dsl/include/ runtime/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${attngen_excluded_headers})
+install(DIRECTORY dsl/include/ runtime/include/ codegen/tensorcore/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        ${attngen_excluded_headers})
 # The Halide runtime headers the runtime and the generated kernel headers include, so consumers
 # need no Halide installation.
 get_target_property(halide_runtime_include_dirs Halide::Runtime INTERFACE_INCLUDE_DIRECTORIES)

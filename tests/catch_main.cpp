@@ -1,6 +1,4 @@
 // Catch2's main, alone in its translation unit: it is slow to compile and never changes.
 #define CATCH_CONFIG_MAIN
-// Wide enough for the registry's test names: Catch2 v2's console reporter throws out_of_range
-// wrapping a failing test's name much longer than the width (seen at 155 characters of 80).
-#define CATCH_CONFIG_CONSOLE_WIDTH 400
+#include "catch_console.hpp"
 #include <catch2/catch.hpp>

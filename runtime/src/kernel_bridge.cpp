@@ -16,6 +16,7 @@
 #include "module_parts.hpp"
 #include "module_views.hpp"
 #include "sequence_checks.hpp"
+#include "tensorcore_driver.hpp"
 #include "tensor_checks.hpp"
 #include "visibility_table.hpp"
 
@@ -154,6 +155,9 @@ status run_attention_call(const attention_desc& desc, const attention_args& args
     gpu_call gpu(context, device);
     return fill_rows_without_keys(desc, gpu, args.output, args.lse, args.sinks);
   }
+  if (device == device_kind::cuda && kernel.tensorcore != nullptr)
+    if (const auto launch = tensorcore_launch_of(desc, args, *kernel.tensorcore))
+      return launch_tensorcore(*kernel.tensorcore, *launch, context);
   const attention_argument_table arguments = kernel_arguments(desc);
   const tensor_view* views[attention_slot_count];
   for (int n = 0; n < arguments.size(); ++n) {

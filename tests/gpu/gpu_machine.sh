@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs on a CUDA GPU machine, from the bundle scripts/gpu-check prepared (this file is its `run`):
-# the CUDA suite, then attngen-bench --device cuda beside PyTorch's scaled_dot_product_attention
-# (math and flash backends), each under a time limit so that a hang cannot spend the machine's time.
+# the CUDA suite, the tensor-core kernels' suite where the bundle has it, then attngen-bench --device
+# cuda beside PyTorch's scaled_dot_product_attention (math and flash backends), each under a time
+# limit so that a hang cannot spend the machine's time.
 # Writes into RESULTS_DIR (default: results/ beside this file):
 #   device.txt      nvidia-smi, the driver, PyTorch and its view of the GPU;
-#   cuda_tests.txt  the suite's report;
+#   cuda_tests.txt  the suite's report; tensorcore_tests.txt  the tensor-core kernels' report;
 #   gpu_bench.txt   the benchmark's table; gpu_bench.json  one JSON line per case;
 #   summary.txt     each step's exit status.
 # Exits 0 only when every step passed.
@@ -29,6 +30,12 @@ export ATTNGEN_SOURCE_DIR=$here ATTNGEN_PYTHON=$python
 
 timeout "${TESTS_LIMIT_S:-300}" "$here/bin/cuda_tests" --durations yes 2>&1 | tee "$results/cuda_tests.txt"
 tests_status=${PIPESTATUS[0]}
+tensorcore_status=0
+if [[ -x $here/bin/tensorcore_cuda_tests ]]; then
+  timeout "${TESTS_LIMIT_S:-300}" "$here/bin/tensorcore_cuda_tests" --durations yes 2>&1 |
+    tee "$results/tensorcore_tests.txt"
+  tensorcore_status=${PIPESTATUS[0]}
+fi
 timeout "${BENCH_LIMIT_S:-240}" "$here/bin/attngen-bench" --device cuda --json "$results/gpu_bench.json" 2>&1 |
   tee "$results/gpu_bench.txt"
 bench_status=${PIPESTATUS[0]}
@@ -43,6 +50,7 @@ describe() {
 }
 {
   echo "cuda_tests: $(describe "$tests_status")"
+  [[ -x $here/bin/tensorcore_cuda_tests ]] && echo "tensorcore_cuda_tests: $(describe "$tensorcore_status")"
   echo "attngen-bench --device cuda: $(describe "$bench_status")"
 } | tee "$results/summary.txt"
-((tests_status == 0 && bench_status == 0))
+((tests_status == 0 && tensorcore_status == 0 && bench_status == 0))

@@ -1,6 +1,7 @@
 // Entry point of the GPU test programs: runs the suite when the program's GPU API has a device, and
 // otherwise says why and exits with 77, which ctest reports as skipped.
 #define CATCH_CONFIG_RUNNER
+#include "catch_console.hpp"
 #include <catch2/catch.hpp>
 
 #include <cstdio>

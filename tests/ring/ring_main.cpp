@@ -1,6 +1,7 @@
 // The ring tests' main: every rank runs the same test cases in the same order (each is collective),
 // and the process's exit status is the worst rank's, so mpirun fails when any rank does.
 #define CATCH_CONFIG_RUNNER
+#include "catch_console.hpp"
 #include <catch2/catch.hpp>
 #include <mpi.h>
 

@@ -1,108 +1,39 @@
 #pragma once
-/// A generated tensor-core variant (attngen tensorcore) run by the tile code on the host model of
-/// the warp (attngen/tensorcore/flash_forward.hpp) over a test problem, dense (B, L, heads, D)
-/// tensors in the variant's element type.
+/// A generated tensor-core variant run by the tile code on the host model of the warp.
 
-#include <cstdint>
-#include <limits>
-#include <string_view>
+#include <cstring>
+#include <deque>
 #include <vector>
 
-#include "attngen/tensorcore/flash_forward.hpp"
-#include "attngen/tensorcore/variant_inputs.hpp"
-#include "support/problem.hpp"
+#include "tensorcore/tensorcore_run.hpp"
 
 namespace attngen::testing {
 
-struct tensorcore_result {
-  std::vector<float> output;  ///< (B, Lq, H, D)
-  std::vector<float> lse;     ///< (B, H, Lq), NaN where the description returns none
+/// Arrays the host model reads where they are: kept for the run.
+class host_memory {
+ public:
+  template <typename T>
+  T* place(const std::vector<T>& values) {
+    if (values.empty()) return nullptr;
+    auto& kept = held_.emplace_back(values.size() * sizeof(T));
+    std::memcpy(kept.data(), values.data(), kept.size());
+    return reinterpret_cast<T*>(kept.data());
+  }
+  template <typename T>
+  void read(const T* placed, std::vector<T>& into) {
+    std::memcpy(into.data(), placed, into.size() * sizeof(T));
+  }
+
+ private:
+  std::deque<std::vector<unsigned char>> held_;
 };
-
-/// The bits of `values` (exact in E) in element type E.
-template <tensorcore::element16 E>
-std::vector<std::uint16_t> bits_of(const std::vector<float>& values) {
-  std::vector<std::uint16_t> bits(values.size());
-  for (std::size_t n = 0; n < values.size(); ++n) bits[n] = std::uint16_t(tensorcore::pack2<E>(values[n], 0.0f));
-  return bits;
-}
-
-/// Strides (batch, head, query, key) of a dense additive mask of `shape`, 0 where it broadcasts.
-inline void dense_mask_strides(mask_shape shape, int heads, int query_length, int key_length, std::int64_t* strides) {
-  const std::int64_t matrix = std::int64_t(query_length) * key_length;
-  const std::int64_t batch = shape == mask_shape::b_h_lq_lk ? heads * matrix : shape == mask_shape::b_1_lq_lk ? matrix : 0;
-  const std::int64_t head = shape == mask_shape::h_lq_lk || shape == mask_shape::b_h_lq_lk ? matrix : 0;
-  const std::int64_t values[4] = {batch, head, key_length, 1};
-  for (int n = 0; n < 4; ++n) strides[n] = values[n];
-}
 
 template <typename Variant>
 tensorcore_result run_tensorcore_on_host(const attention_problem& p) {
-  constexpr tensorcore::element16 E = Variant::element;
-  constexpr int D = Variant::head_dim;
-  const attention_desc& d = p.desc;
-  const int H = d.num_heads, KVH = d.effective_kv_heads(), Lq = p.query_length, Lk = p.key_length;
-  const std::vector<std::uint16_t> q = bits_of<E>(p.q), k = bits_of<E>(p.k), v = bits_of<E>(p.v);
-  const std::vector<std::uint16_t> mask = bits_of<E>(p.mask);
-  std::vector<std::uint16_t> out(p.output_size(), 0xffff);
-  tensorcore_result result;
-  result.lse.assign(p.lse_size(), std::numeric_limits<float>::quiet_NaN());
-
-  tensorcore::forward_params params{};
-  params.q = q.data();
-  params.k = k.data();
-  params.v = v.data();
-  params.out = out.data();
-  params.lse = d.lse_output ? result.lse.data() : nullptr;
-  params.q_strides = {std::int64_t(Lq) * H * D, H * D, D};
-  params.k_strides = {std::int64_t(Lk) * KVH * D, KVH * D, D};
-  params.v_strides = params.k_strides;
-  params.out_strides = params.q_strides;
-  params.lse_batch_stride = std::int64_t(H) * Lq;
-  params.lse_head_stride = Lq;
-  params.batch = p.batch;
-  params.heads = H;
-  params.kv_heads = KVH;
-  params.query_length = Lq;
-  params.key_length = Lk;
-  params.scale = d.effective_scale();
-
-  Variant variant{};
-  variant.query_length = Lq;
-  variant.key_length = Lk;
-  variant.in.additive_mask = mask.empty() ? nullptr : mask.data();
-  dense_mask_strides(d.additive_mask_shape, H, Lq, Lk, variant.in.mask_strides);
-  variant.in.key_padding = p.key_padding.empty() ? nullptr : p.key_padding.data();
-  variant.in.key_padding_batch_stride = Lk;
-  std::vector<std::vector<std::int32_t>> integer_captures(p.captures.size());
-  for (std::size_t n = 0; n < p.captures.size(); ++n) {
-    tensorcore::captured_view& view = variant.in.tensors[n];
-    const std::vector<int> shape = p.capture_shape(int(n));
-    std::int64_t stride = 1;
-    for (int dim = int(shape.size()) - 1; dim >= 0; --dim) {
-      view.extents[dim] = shape[dim];
-      view.strides[dim] = stride;
-      stride *= shape[dim];
-    }
-    if (d.captures.tensors[n].type == capture_type::i32) {
-      integer_captures[n].assign(p.captures[n].begin(), p.captures[n].end());
-      view.data = integer_captures[n].data();
-    } else {
-      view.data = p.captures[n].data();
-    }
-  }
-  for (std::size_t n = 0; n < p.scalars.size(); ++n) variant.in.scalars[n] = p.scalars[n];
-
-  tensorcore::run_forward_on_host<E, D, Variant::warps>(params, variant);
-  result.output.resize(out.size());
-  for (std::size_t n = 0; n < out.size(); ++n) result.output[n] = tensorcore::unpack<E>(out[n]);
-  return result;
+  host_memory memory;
+  return run_tensorcore<Variant>(p, memory, [](const tensorcore::forward_params& params, const Variant& variant) {
+    tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(params, variant);
+  });
 }
-
-/// A generated variant, by configuration name (the build's compiled_tensorcore_variants.hpp lists them).
-struct compiled_tensorcore_variant {
-  std::string_view configuration;
-  tensorcore_result (*run)(const attention_problem&);
-};
 
 }  // namespace attngen::testing

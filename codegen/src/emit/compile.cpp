@@ -20,6 +20,7 @@
 #include "attngen/codegen/visibility_table.hpp"
 #include "attngen/codegen/wrapper.hpp"
 #include "llc_object.hpp"
+#include "../tensorcore/tensorcore_part.hpp"
 #include "attngen/module_validation.hpp"
 #include "attngen/validation.hpp"
 
@@ -365,6 +366,14 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
     costs.push_back({r.gpu_target_names[n], r.gpu_apis[n], cpu_seconds() - start,
                      object_bytes_for(archive_members(prefix + ".a"), r.gpu_targets[n], true)});
     if (wants(request, inspection::gpu_source)) write_gpu_source(request, r, m, n);
+    // CUDA code comes with the tensor-core forward pass, where the path takes the description.
+    if (r.gpu_apis[n] == "cuda") {
+      const tensorcore_part_result tensorcore =
+          write_tensorcore_part(request.name, request.cpp_namespace, r.op, request.output_directory,
+                                r.module ? "a module's GPU code is one Halide pipeline" : "");
+      if (tensorcore.fatbin_bytes > 0)
+        costs.push_back({r.gpu_target_names[n], "tensorcore", tensorcore.seconds, tensorcore.fatbin_bytes});
+    }
     return costs;
   }
   // One function holding every CPU target, with run-time dispatch. Halide builds the targets one

@@ -1,8 +1,5 @@
 #include "llc_object.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,25 +7,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "subprocess.hpp"
+
 namespace attngen::codegen {
 
 namespace {
-
-// Runs `argv` (argv[0] a path) and returns its exit status, or -1 if it could not run.
-int run_program(const std::vector<std::string>& argv) {
-  std::vector<char*> pointers;
-  for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
-  pointers.push_back(nullptr);
-  const pid_t child = fork();
-  if (child < 0) return -1;
-  if (child == 0) {
-    execv(pointers[0], pointers.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
 
 // Halide's TargetOptions (CodeGen_Internal's get_target_options) as llc flags: fast floating point
 // unless the module asks for per-instruction fast-math flags (strict_float in the pipeline).

@@ -219,7 +219,13 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   for (const auto& f : functions) c << "#include \"" << halide_function_name(name, f.part) << ".h\"\n";
   if (!kind.visibility.part.empty()) c << "#include \"" << halide_function_name(name, kind.visibility.part) << ".h\"\n";
   c << "#include \"attngen/runtime/detail/c_bridge.hpp\"\n#include \"attngen/runtime/detail/kernel_bridge.hpp\"\n#include \"attngen/runtime/detail/variants.hpp\"\n\n"
-    << open_ns << "namespace {\n\n";
+    << open_ns;
+  // An operator's CUDA code comes with its tensor-core record (NAME_tensorcore.cpp, maybe empty).
+  const bool tensorcore = !kind.module && std::any_of(kind.gpu.begin(), kind.gpu.end(), [](const auto& f) {
+    return f.part == "cuda";
+  });
+  if (tensorcore) c << "extern const attngen::detail::tensorcore_kernel " << name << "_tensorcore_kernel;\n\n";
+  c << "namespace {\n\n";
   auto call = [&](const std::string& part) { return "call_" + halide_function_name(name, part); };
   for (const auto& f : functions) {
     const std::string function = halide_function_name(name, f.part);
@@ -279,7 +285,8 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       visibility = "visibility";
     }
     c << "  static constexpr " << kind.entries_type << " kernel{variants, " << visibility << ", "
-      << short_queries_per_tile << ", " << gpu_entry("cuda") << ", " << gpu_entry("opencl") << "};\n"
+      << short_queries_per_tile << ", " << gpu_entry("cuda") << ", " << gpu_entry("opencl") << ", "
+      << (tensorcore ? "&" + name + "_tensorcore_kernel" : std::string("nullptr")) << "};\n"
       << "  return " << kind.run_function << "(description, args, kernel);\n}\n";
   }
   if (!kind.typed_parameters.empty())

@@ -22,4 +22,11 @@ std::string tensorcore_variant_header(const attention_desc& desc, const std::str
 /// `<name>_tensorcore.cu`: the kernel `<name>_tensorcore_forward` (extern "C"), for nvcc.
 std::string tensorcore_kernel_source(const attention_desc& desc, const std::string& name);
 
+/// How the kernel of a description the path takes is launched.
+struct tensorcore_shape {
+  int block_rows, threads;
+  unsigned shared_bytes;
+};
+tensorcore_shape tensorcore_kernel_shape(const attention_desc& desc);
+
 }  // namespace attngen::codegen

@@ -16,69 +16,12 @@
 
 #include <cstdint>
 
+#include "attngen/tensorcore/launch_shape.hpp"
 #include "attngen/tensorcore/memory.hpp"
 #include "attngen/tensorcore/mma.hpp"
 #include "attngen/tensorcore/warp.hpp"
 
 namespace attngen::tensorcore {
-
-/// Element strides of a (batch, length, heads, head_dim) tensor, head_dim contiguous.
-struct sequence_strides {
-  std::int64_t batch, position, head;
-};
-
-/// One call's tensors and sizes. q (B, Lq, H, D), k (B, Lk, KVH, D), v (B, Lk, KVH, D) and out
-/// (B, Lq, H, D) hold 16-bit elements; lse, when not null, is (B, H, Lq) f32 with strides
-/// {lse_batch_stride, lse_head_stride, 1}. Rows and head_dim elements are 4-byte aligned, K and V
-/// rows 16-byte aligned (cp.async).
-struct forward_params {
-  const std::uint16_t* q;
-  const std::uint16_t* k;
-  const std::uint16_t* v;
-  std::uint16_t* out;
-  float* lse;
-  sequence_strides q_strides, k_strides, v_strides, out_strides;
-  std::int64_t lse_batch_stride, lse_head_stride;
-  int batch, heads, kv_heads, query_length, key_length;
-  float scale;
-};
-
-/// The block's shape for head_dim D and W warps.
-template <int D, int W>
-struct forward_tiles {
-  static_assert(D % 16 == 0, "the tensor-core path takes head dims that are multiples of 16");
-  static constexpr int warps = W;
-  static constexpr int rows = 16 * W;
-  static constexpr int keys = 64;
-  /// Shared rows padded by 16 bytes, so the 8 rows one ldmatrix reads start in distinct banks.
-  static constexpr int shared_row_stride = D + 8;
-  static constexpr int stages = 2;
-  static constexpr int tile_elements = keys * shared_row_stride;
-  /// K and V tiles of every stage.
-  static constexpr unsigned shared_bytes = stages * 2 * tile_elements * sizeof(std::uint16_t);
-};
-
-/// How a block's row slots map to (query, head): a block holds `heads` consecutive heads of one
-/// kv head's group (all of them when the group fits) for `queries` consecutive queries, slot
-/// r = (query - first query) * heads + (head - first head). Slots past queries * heads, heads
-/// past the group and queries past Lq hold nothing.
-struct block_rows {
-  int heads, queries, head_chunks;
-};
-ATTNGEN_TC_FN block_rows rows_of_block(int group, int rows) {
-  const int heads = group < rows ? group : rows;
-  return {heads, rows / heads, (group + heads - 1) / heads};
-}
-
-/// The launch grid: x query tiles, y (kv head, head chunk), z batch.
-struct grid3 {
-  int x, y, z;
-};
-template <int D, int W>
-ATTNGEN_TC_FN grid3 forward_grid(const forward_params& p) {
-  const block_rows shape = rows_of_block(p.heads / p.kv_heads, forward_tiles<D, W>::rows);
-  return {(p.query_length + shape.queries - 1) / shape.queries, p.kv_heads * shape.head_chunks, p.batch};
-}
 
 /// One warp's part of block (x, y, z): its 16 rows against the block's key tiles. Every warp of the
 /// block calls it with the same block (the staging and barriers are the block's).
@@ -283,8 +226,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
 }
 
 #if defined(__CUDACC__)
-/// A kernel's body: grid forward_grid<D, W>(p), W * 32 threads, forward_tiles<D, W>::shared_bytes of
-/// dynamic shared memory; each warp of each block runs forward_warp.
+/// A kernel's body: grid forward_grid(p, forward_tiles<D, W>::rows), W * 32 threads and
+/// forward_tiles<D, W>::shared_bytes of dynamic shared memory; each warp of each block runs forward_warp.
 template <element16 E, int D, int W, typename Variant>
 __device__ __forceinline__ void forward_block(const forward_params& p, const Variant& variant) {
   extern __shared__ __align__(16) std::uint16_t shared[];
@@ -297,7 +240,7 @@ __device__ __forceinline__ void forward_block(const forward_params& p, const Var
 template <element16 E, int D, int W, typename Variant>
 void run_forward_on_host(const forward_params& p, const Variant& variant) {
   using tiles = forward_tiles<D, W>;
-  const grid3 grid = forward_grid<D, W>(p);
+  const grid3 grid = forward_grid(p, tiles::rows);
   static thread_local std::uint16_t shared[tiles::shared_bytes / sizeof(std::uint16_t)];
   for (int z = 0; z < grid.z; ++z)
     for (int y = 0; y < grid.y; ++y)

@@ -48,8 +48,8 @@ ATTNGEN_TC_FN void store_where(const lanes<Element*>& address, const lanes<Value
 /// groups are in flight.
 ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const std::uint16_t* source,
                               std::int64_t source_row_stride, int rows, int row_elements, int valid_rows) {
-  const int pieces_per_row = row_elements / 8;
 #if defined(__CUDACC__)
+  const int pieces_per_row = row_elements / 8;
   const int threads = int(blockDim.x);
   for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
     const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 8;
@@ -64,7 +64,6 @@ ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, cons
     if (row < valid_rows) std::memcpy(to, source + row * source_row_stride, sizeof(std::uint16_t) * row_elements);
     else std::memset(to, 0, sizeof(std::uint16_t) * row_elements);
   }
-  (void)pieces_per_row;
 #endif
 }
 

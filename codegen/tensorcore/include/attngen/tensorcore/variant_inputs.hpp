@@ -27,4 +27,11 @@ struct variant_inputs {
   float scalars[max_scalars];
 };
 
+/// A variant's data: every generated variant is this with the description's hooks (so the launching
+/// code fills one layout for all).
+struct variant_state {
+  variant_inputs in;
+  int query_length, key_length;
+};
+
 }  // namespace attngen::tensorcore

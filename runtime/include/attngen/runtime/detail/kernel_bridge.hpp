@@ -5,6 +5,7 @@
 #include "HalideRuntime.h"
 #include "attngen/runtime/attention_backward_call.hpp"
 #include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/detail/tensorcore_launch.hpp"
 #include "attngen/runtime/detail/variants.hpp"
 #include "attngen/runtime/detail/visibility_slices.hpp"
 #include "attngen/runtime/module_call.hpp"
@@ -52,6 +53,9 @@ struct attention_kernel {
   int short_queries_per_tile = 1;                 ///< of the CPU targets (choose_variant)
   generated_entry cuda = nullptr;                 ///< null when the kernel has no CUDA code
   generated_entry opencl = nullptr;               ///< null when the kernel has no OpenCL code
+  /// With CUDA code: the tensor-core forward pass, which calls on CUDA device tensors laid out for it
+  /// take (tensorcore_launch_of); its fatbin is null where the description has none.
+  const tensorcore_kernel* tensorcore = nullptr;
 };
 
 /// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp); on the host, with

@@ -1,0 +1,41 @@
+#pragma once
+/// The runtime's side of the tensor-core path (docs/gpu.md#the-tensor-core-path-in-progress): a
+/// kernel's compiled forward pass, and the launch a call of it makes.
+
+#include <cstddef>
+#include <optional>
+
+#include "attngen/attention.hpp"
+#include "attngen/runtime/attention_call.hpp"
+#include "attngen/tensorcore/launch_shape.hpp"
+#include "attngen/tensorcore/variant_inputs.hpp"
+
+namespace attngen::detail {
+
+/// A kernel's tensor-core forward pass, as the generator writes it (NAME_tensorcore.cpp): its device
+/// code for sm_80 and sm_90 (and PTX for later GPUs) as a fatbin, the kernel's name and its block.
+/// `fatbin` is null where the description has none (that file says why).
+struct tensorcore_kernel {
+  const unsigned char* fatbin;
+  std::size_t fatbin_bytes;
+  const char* function;
+  int block_rows;          ///< rows, (query, head) pairs, per thread block
+  int threads;             ///< per block
+  unsigned shared_bytes;   ///< dynamic shared memory per block
+};
+
+/// What one call launches: the kernel's two parameters and its grid.
+struct tensorcore_launch {
+  tensorcore::forward_params params;
+  tensorcore::variant_state variant;
+  tensorcore::grid3 grid;
+};
+
+/// The launch of `kernel` for a valid call (validate(desc, args) passed, 0 < B, Lq, Lk) whose tensors
+/// are all CUDA device tensors laid out as the tile code reads them: head_dim contiguous, q and
+/// output rows 4-byte aligned, K and V rows 16-byte aligned (cp.async), lse along Lq and key padding
+/// along Lk contiguous. Nothing for any other call, which runs the Halide CUDA code.
+std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc, const attention_args& args,
+                                                      const tensorcore_kernel& kernel);
+
+}  // namespace attngen::detail

@@ -1,0 +1,124 @@
+#include "tensorcore_driver.hpp"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "cuda_hooks.hpp"
+
+namespace attngen::detail {
+
+namespace {
+
+// The driver API's few types and functions the launch uses (cuda.h's, which the build does not need).
+using cu_result = int;
+using cu_context = void*;
+using cu_module = void*;
+using cu_function = void*;
+using cu_stream = void*;
+constexpr int cu_func_attribute_max_dynamic_shared_size_bytes = 8;
+
+struct cuda_driver {
+  cu_result (*module_load_data)(cu_module*, const void*) = nullptr;
+  cu_result (*module_get_function)(cu_function*, cu_module, const char*) = nullptr;
+  cu_result (*func_set_attribute)(cu_function, int, int) = nullptr;
+  cu_result (*launch_kernel)(cu_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             cu_stream, void**, void**) = nullptr;
+  cu_result (*ctx_push_current)(cu_context) = nullptr;
+  cu_result (*ctx_pop_current)(cu_context*) = nullptr;
+  cu_result (*get_error_string)(cu_result, const char**) = nullptr;
+  std::string missing;  // why the driver cannot be used; empty when it can
+};
+
+template <typename Function>
+void bind(void* library, const char* name, Function& function, std::string& missing) {
+  function = reinterpret_cast<Function>(dlsym(library, name));
+  if (function == nullptr && missing.empty()) missing = std::string("the CUDA driver has no ") + name;
+}
+
+const cuda_driver& driver() {
+  static const cuda_driver loaded = [] {
+    cuda_driver d;
+    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      d.missing = "the CUDA driver (libcuda.so.1) could not be loaded";
+      return d;
+    }
+    bind(library, "cuModuleLoadData", d.module_load_data, d.missing);
+    bind(library, "cuModuleGetFunction", d.module_get_function, d.missing);
+    bind(library, "cuFuncSetAttribute", d.func_set_attribute, d.missing);
+    bind(library, "cuLaunchKernel", d.launch_kernel, d.missing);
+    bind(library, "cuCtxPushCurrent_v2", d.ctx_push_current, d.missing);
+    bind(library, "cuCtxPopCurrent_v2", d.ctx_pop_current, d.missing);
+    bind(library, "cuGetErrorString", d.get_error_string, d.missing);
+    return d;
+  }();
+  return loaded;
+}
+
+std::string error_text(const cuda_driver& d, cu_result result, const char* what) {
+  const char* text = nullptr;
+  if (d.get_error_string(result, &text) != 0 || text == nullptr) text = "unknown error";
+  return std::string("tensor-core kernel: ") + what + ": " + text + " (CUDA error " + std::to_string(result) + ")";
+}
+
+// Each (context, kernel) pair's function, loaded once.
+std::mutex loaded_functions_lock;
+std::map<std::pair<cu_context, const unsigned char*>, cu_function> loaded_functions;
+
+cu_result function_in(const cuda_driver& d, cu_context context, const tensorcore_kernel& kernel,
+                      cu_function& function, const char*& failed) {
+  std::lock_guard<std::mutex> lock(loaded_functions_lock);
+  const auto key = std::make_pair(context, kernel.fatbin);
+  if (const auto found = loaded_functions.find(key); found != loaded_functions.end()) {
+    function = found->second;
+    return 0;
+  }
+  cu_module module = nullptr;
+  cu_result result = d.module_load_data(&module, kernel.fatbin);
+  if (result != 0) return failed = "loading its module", result;
+  if ((result = d.module_get_function(&function, module, kernel.function)) != 0) return failed = kernel.function, result;
+  result = d.func_set_attribute(function, cu_func_attribute_max_dynamic_shared_size_bytes, int(kernel.shared_bytes));
+  if (result != 0) return failed = "asking for its shared memory", result;
+  loaded_functions.emplace(key, function);
+  return 0;
+}
+
+}  // namespace
+
+status launch_tensorcore(const tensorcore_kernel& kernel, const tensorcore_launch& launch, call_context& context) {
+  const cuda_driver& d = driver();
+  if (!d.missing.empty()) return status(error_code::kernel_failed, d.missing);
+  void* cuda_context = nullptr;
+  void* stream = nullptr;
+  if (acquire_cuda_context(&context, &cuda_context) != 0 || cuda_context == nullptr)
+    return status(error_code::kernel_failed, "tensor-core kernel: no CUDA context");
+  cu_result result = d.ctx_push_current(cuda_context);
+  const char* failed = "making the call's context current";
+  if (result == 0) {
+    cu_function function = nullptr;
+    result = function_in(d, cuda_context, kernel, function, failed);
+    if (result == 0 && cuda_stream_of(&context, cuda_context, &stream) != 0) {
+      release_cuda_context(&context);
+      return status(error_code::kernel_failed, "tensor-core kernel: no CUDA stream");
+    }
+    if (result == 0) {
+      tensorcore::forward_params params = launch.params;
+      tensorcore::variant_state variant = launch.variant;
+      void* arguments[] = {&params, &variant};
+      result = d.launch_kernel(function, unsigned(launch.grid.x), unsigned(launch.grid.y), unsigned(launch.grid.z),
+                               unsigned(kernel.threads), 1, 1, kernel.shared_bytes, stream, arguments, nullptr);
+      failed = "launching";
+    }
+    cu_context popped = nullptr;
+    d.ctx_pop_current(&popped);
+  }
+  release_cuda_context(&context);
+  if (result != 0) return status(error_code::kernel_failed, error_text(d, result, failed));
+  return {};
+}
+
+}  // namespace attngen::detail

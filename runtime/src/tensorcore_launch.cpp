@@ -1,0 +1,90 @@
+#include "attngen/runtime/detail/tensorcore_launch.hpp"
+
+#include <cstdint>
+
+namespace attngen::detail {
+
+namespace {
+
+bool on_cuda_or_absent(const tensor_view& t) { return t.empty() || t.device == device_kind::cuda; }
+
+// Strides of a (B, L, heads, D) tensor of 16-bit elements whose rows start `alignment` bytes
+// apart and aligned, D contiguous; dimensions of one element may have any stride.
+std::optional<tensorcore::sequence_strides> rows_of(const tensor_view& t, int alignment) {
+  if (t.rank != 4 || (t.strides[3] != 1 && t.shape[3] > 1)) return std::nullopt;
+  if (reinterpret_cast<std::uintptr_t>(t.data) % alignment != 0) return std::nullopt;
+  for (int d = 0; d < 3; ++d)
+    if (t.shape[d] > 1 && (t.strides[d] * 2) % alignment != 0) return std::nullopt;
+  return tensorcore::sequence_strides{t.strides[0], t.strides[1], t.strides[2]};
+}
+
+// The additive mask's strides as (batch, head, query, key), 0 where its shape broadcasts.
+void mask_strides(mask_shape shape, const tensor_view& mask, std::int64_t* strides) {
+  const int r = mask.rank;
+  strides[0] = shape == mask_shape::b_h_lq_lk || shape == mask_shape::b_1_lq_lk ? mask.strides[0] : 0;
+  strides[1] = shape == mask_shape::h_lq_lk || shape == mask_shape::b_h_lq_lk ? mask.strides[r - 3] : 0;
+  strides[2] = mask.strides[r - 2];
+  strides[3] = mask.strides[r - 1];
+}
+
+}  // namespace
+
+std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc, const attention_args& args,
+                                                      const tensorcore_kernel& kernel) {
+  if (kernel.fatbin == nullptr) return std::nullopt;
+  for (const tensor_view* t : {&args.q, &args.k, &args.v, &args.output, &args.lse, &args.mask, &args.key_padding})
+    if (!on_cuda_or_absent(*t)) return std::nullopt;
+  for (const tensor_view& capture : args.captures)
+    if (!on_cuda_or_absent(capture)) return std::nullopt;
+  const auto q = rows_of(args.q, 4), out = rows_of(args.output, 4), k = rows_of(args.k, 16), v = rows_of(args.v, 16);
+  if (!q || !out || !k || !v) return std::nullopt;
+  if (!args.lse.empty() && args.lse.strides[2] != 1 && args.lse.shape[2] > 1) return std::nullopt;
+  if (!args.key_padding.empty() && args.key_padding.strides[1] != 1 && args.key_padding.shape[1] > 1)
+    return std::nullopt;
+
+  tensorcore_launch launch{};
+  tensorcore::forward_params& p = launch.params;
+  p.q = static_cast<const std::uint16_t*>(args.q.data);
+  p.k = static_cast<const std::uint16_t*>(args.k.data);
+  p.v = static_cast<const std::uint16_t*>(args.v.data);
+  p.out = static_cast<std::uint16_t*>(args.output.data);
+  p.lse = args.lse.empty() ? nullptr : static_cast<float*>(args.lse.data);
+  p.q_strides = *q;
+  p.k_strides = *k;
+  p.v_strides = *v;
+  p.out_strides = *out;
+  p.lse_batch_stride = args.lse.empty() ? 0 : args.lse.strides[0];
+  p.lse_head_stride = args.lse.empty() ? 0 : args.lse.strides[1];
+  p.batch = int(args.q.shape[0]);
+  p.heads = desc.num_heads;
+  p.kv_heads = desc.effective_kv_heads();
+  p.query_length = int(args.q.shape[1]);
+  p.key_length = int(args.k.shape[1]);
+  p.scale = desc.effective_scale();
+
+  tensorcore::variant_state& variant = launch.variant;
+  variant.query_length = p.query_length;
+  variant.key_length = p.key_length;
+  if (!args.mask.empty()) {
+    variant.in.additive_mask = static_cast<const std::uint16_t*>(args.mask.data);
+    mask_strides(desc.additive_mask_shape, args.mask, variant.in.mask_strides);
+  }
+  if (!args.key_padding.empty()) {
+    variant.in.key_padding = static_cast<const std::uint8_t*>(args.key_padding.data);
+    variant.in.key_padding_batch_stride = args.key_padding.strides[0];
+  }
+  for (int n = 0; n < desc.captures.tensor_count; ++n) {
+    const tensor_view& capture = args.captures[n];
+    tensorcore::captured_view& view = variant.in.tensors[n];
+    view.data = capture.data;
+    for (int d = 0; d < capture.rank; ++d) {
+      view.extents[d] = int(capture.shape[d]);
+      view.strides[d] = capture.strides[d];
+    }
+  }
+  for (int n = 0; n < desc.captures.scalar_count; ++n) variant.in.scalars[n] = args.scalars[n];
+  launch.grid = tensorcore::forward_grid(p, kernel.block_rows);
+  return launch;
+}
+
+}  // namespace attngen::detail

@@ -1,0 +1,45 @@
+#include "tensorcore/tensorcore_cases.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "reference/reference_attention.hpp"
+#include "support/compare.hpp"
+#include "support/configuration_tests.hpp"
+
+namespace attngen::testing {
+
+namespace {
+
+const compiled_tensorcore_variant* find_variant(const std::vector<compiled_tensorcore_variant>& runners,
+                                                std::string_view configuration) {
+  for (const compiled_tensorcore_variant& v : runners)
+    if (v.configuration == configuration) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+bool register_tensorcore_cases(const std::vector<compiled_tensorcore_variant>& runners, const char* where) {
+  for (const operator_configuration& c : operator_configurations)
+    if (!c.tensorcore.empty())
+      register_test_case(title(c) + ": tensor-core tile code " + where + " matches the reference",
+                         "[tensorcore]" + std::string(c.tags), [&c, &runners] {
+                           const compiled_tensorcore_variant* variant = find_variant(runners, c.name);
+                           if (variant == nullptr)
+                             FAIL("tests/CMakeLists.txt generates no tensor-core variant for " << c.name);
+                           for (const shape& s : c.tensorcore) {
+                             const attention_problem p =
+                                 make_random_problem(c.desc, s.batch, s.query_length, s.key_length, 5);
+                             const tensorcore_result result = variant->run(p);
+                             const comparison check =
+                                 compare_with_reference(p, reference_attention(p), result.output, result.lse);
+                             INFO(p.name() << ": " << check.first_failure);
+                             CHECK(check.ok);
+                           }
+                         });
+  return true;
+}
+
+}  // namespace attngen::testing

@@ -1,0 +1,110 @@
+#pragma once
+/// A generated tensor-core variant (attngen tensorcore) run over a test problem: dense (B, L, heads, D)
+/// tensors in the variant's element type, its masks, padding and captures as its variant_inputs. The
+/// same preparation serves the host model of the warp (tensorcore_host_run.hpp) and a CUDA device
+/// (tensorcore_device_run.cuh); `Memory` puts each array where the kernel reads it and reads results
+/// back, `Launch` runs the tile code.
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "attngen/tensorcore/flash_forward.hpp"
+#include "attngen/tensorcore/variant_inputs.hpp"
+#include "support/problem.hpp"
+
+namespace attngen::testing {
+
+struct tensorcore_result {
+  std::vector<float> output;  ///< (B, Lq, H, D)
+  std::vector<float> lse;     ///< (B, H, Lq), NaN where the description returns none
+};
+
+/// The bits of `values` (exact in E) in element type E.
+template <tensorcore::element16 E>
+std::vector<std::uint16_t> bits_of(const std::vector<float>& values) {
+  std::vector<std::uint16_t> bits(values.size());
+  for (std::size_t n = 0; n < values.size(); ++n) bits[n] = std::uint16_t(tensorcore::pack2<E>(values[n], 0.0f));
+  return bits;
+}
+
+/// Strides (batch, head, query, key) of a dense additive mask of `shape`, 0 where it broadcasts.
+inline void dense_mask_strides(mask_shape shape, int heads, int query_length, int key_length, std::int64_t* strides) {
+  const std::int64_t matrix = std::int64_t(query_length) * key_length;
+  const std::int64_t batch = shape == mask_shape::b_h_lq_lk ? heads * matrix : shape == mask_shape::b_1_lq_lk ? matrix : 0;
+  const std::int64_t head = shape == mask_shape::h_lq_lk || shape == mask_shape::b_h_lq_lk ? matrix : 0;
+  const std::int64_t values[4] = {batch, head, key_length, 1};
+  for (int n = 0; n < 4; ++n) strides[n] = values[n];
+}
+
+/// Memory: `T* place(const std::vector<T>&)` (the kernel's copy, null for an empty vector) and
+/// `void read(const T* placed, std::vector<T>& into)`. Launch: `void operator()(const
+/// tensorcore::forward_params&, const Variant&)`.
+template <typename Variant, typename Memory, typename Launch>
+tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Launch launch) {
+  constexpr tensorcore::element16 E = Variant::element;
+  constexpr int D = Variant::head_dim;
+  const attention_desc& d = p.desc;
+  const int H = d.num_heads, KVH = d.effective_kv_heads(), Lq = p.query_length, Lk = p.key_length;
+  tensorcore_result result;
+  std::vector<std::uint16_t> out(p.output_size(), 0xffff);
+  result.lse.assign(p.lse_size(), std::numeric_limits<float>::quiet_NaN());
+
+  tensorcore::forward_params params{};
+  params.q = memory.place(bits_of<E>(p.q));
+  params.k = memory.place(bits_of<E>(p.k));
+  params.v = memory.place(bits_of<E>(p.v));
+  params.out = memory.place(out);
+  params.lse = d.lse_output ? memory.place(result.lse) : nullptr;
+  params.q_strides = {std::int64_t(Lq) * H * D, H * D, D};
+  params.k_strides = {std::int64_t(Lk) * KVH * D, KVH * D, D};
+  params.v_strides = params.k_strides;
+  params.out_strides = params.q_strides;
+  params.lse_batch_stride = std::int64_t(H) * Lq;
+  params.lse_head_stride = Lq;
+  params.batch = p.batch;
+  params.heads = H;
+  params.kv_heads = KVH;
+  params.query_length = Lq;
+  params.key_length = Lk;
+  params.scale = d.effective_scale();
+
+  Variant variant{};
+  variant.query_length = Lq;
+  variant.key_length = Lk;
+  variant.in.additive_mask = memory.place(bits_of<E>(p.mask));
+  dense_mask_strides(d.additive_mask_shape, H, Lq, Lk, variant.in.mask_strides);
+  variant.in.key_padding = memory.place(p.key_padding);
+  variant.in.key_padding_batch_stride = Lk;
+  for (std::size_t n = 0; n < p.captures.size(); ++n) {
+    tensorcore::captured_view& view = variant.in.tensors[n];
+    const std::vector<int> shape = p.capture_shape(int(n));
+    std::int64_t stride = 1;
+    for (int dim = int(shape.size()) - 1; dim >= 0; --dim) {
+      view.extents[dim] = shape[dim];
+      view.strides[dim] = stride;
+      stride *= shape[dim];
+    }
+    if (d.captures.tensors[n].type == capture_type::i32)
+      view.data = memory.place(std::vector<std::int32_t>(p.captures[n].begin(), p.captures[n].end()));
+    else
+      view.data = memory.place(p.captures[n]);
+  }
+  for (std::size_t n = 0; n < p.scalars.size(); ++n) variant.in.scalars[n] = p.scalars[n];
+
+  launch(params, variant);
+  memory.read(params.out, out);
+  if (params.lse != nullptr) memory.read(params.lse, result.lse);
+  result.output.resize(out.size());
+  for (std::size_t n = 0; n < out.size(); ++n) result.output[n] = tensorcore::unpack<E>(out[n]);
+  return result;
+}
+
+/// A generated variant, by configuration name, and what runs it (the build's registries list them).
+struct compiled_tensorcore_variant {
+  std::string_view configuration;
+  tensorcore_result (*run)(const attention_problem&);
+};
+
+}  // namespace attngen::testing

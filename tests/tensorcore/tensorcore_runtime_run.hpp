@@ -1,0 +1,44 @@
+#pragma once
+/// A generated tensor-core variant run by the tile code on the host model of the warp with the
+/// parameters the runtime builds for a call (detail::tensorcore_launch_of): the problem's tensors as
+/// the runtime's views, marked as CUDA device tensors, so the mapping from a call to a launch (strides,
+/// broadcast mask dimensions, padding, captures, scalars, the grid) is checked without a GPU.
+
+#include <stdexcept>
+
+#include "attngen/runtime/detail/tensorcore_launch.hpp"
+#include "kernels/aot_call.hpp"
+#include "tensorcore/tensorcore_run.hpp"
+
+namespace attngen::testing {
+
+/// The record of a kernel of `Variant`'s shape (the fatbin is never read here).
+template <typename Variant>
+detail::tensorcore_kernel tensorcore_record() {
+  using tiles = tensorcore::forward_tiles<Variant::head_dim, Variant::warps>;
+  static const unsigned char no_device_code = 0;
+  return {&no_device_code, 1, "", tiles::rows, Variant::warps * 32, tiles::shared_bytes};
+}
+
+/// Every tensor of `args` marked as a CUDA device tensor (they stay where they are).
+inline void mark_as_cuda(attention_args& args) {
+  for (tensor_view* t : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.output, &args.lse})
+    if (!t->empty()) t->device = device_kind::cuda;
+  for (tensor_view& capture : args.captures)
+    if (!capture.empty()) capture.device = device_kind::cuda;
+}
+
+template <typename Variant>
+tensorcore_result run_tensorcore_through_runtime(const attention_problem& p) {
+  aot_call call(p);
+  attention_args args = call.args();
+  mark_as_cuda(args);
+  const auto launch = detail::tensorcore_launch_of(p.desc, args, tensorcore_record<Variant>());
+  if (!launch) throw std::runtime_error("the runtime does not send this call to the tensor-core kernel");
+  Variant variant{};
+  static_cast<tensorcore::variant_state&>(variant) = launch->variant;
+  tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(launch->params, variant);
+  return {call.output(), call.lse()};
+}
+
+}  // namespace attngen::testing

@@ -1,0 +1,71 @@
+// Which calls the runtime sends to a kernel's tensor-core forward pass (detail::tensorcore_launch_of):
+// those on CUDA device tensors laid out as the tile code reads them; every other call runs the Halide
+// CUDA code.
+#include <catch2/catch.hpp>
+
+#include "compiled_tensorcore_variants.hpp"
+#include "support/configurations.hpp"
+
+using namespace attngen;
+using namespace attngen::testing;
+
+namespace {
+
+constexpr attention_desc mqa = description_of<"bf16_mqa">();
+using mqa_variant = tc_bf16_mqa_tensorcore_variant;
+
+std::optional<attngen::detail::tensorcore_launch> launch_of(attention_args args) {
+  return attngen::detail::tensorcore_launch_of(mqa, args, tensorcore_record<mqa_variant>());
+}
+
+}  // namespace
+
+TEST_CASE("tensor-core launch: a call on dense CUDA device tensors is launched on the kernel's grid", "[tensorcore]") {
+  const attention_problem p = make_random_problem(mqa, 3, 70, 17, 1);
+  aot_call call(p);
+  attention_args args = call.args();
+  mark_as_cuda(args);
+  const auto launch = launch_of(args);
+  REQUIRE(launch.has_value());
+  // MQA 8/1: a block's 64 rows are 8 queries of the group's 8 heads.
+  CHECK(launch->grid.x == 9);
+  CHECK(launch->grid.y == 1);
+  CHECK(launch->grid.z == 3);
+  CHECK(launch->params.k_strides.position == 64);
+  CHECK(launch->params.lse_head_stride == 70);
+}
+
+TEST_CASE("tensor-core launch: host tensors, even run on a GPU, take the Halide code", "[tensorcore]") {
+  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
+  aot_call call(p);
+  attention_args args = call.args();
+  args.gpu.run_host_tensors_on = device_kind::cuda;
+  CHECK_FALSE(launch_of(args).has_value());
+}
+
+TEST_CASE("tensor-core launch: K rows not 16-byte aligned take the Halide code", "[tensorcore]") {
+  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
+  aot_call call(p);
+  attention_args args = call.args();
+  mark_as_cuda(args);
+  args.k.data = static_cast<char*>(args.k.data) + 4;
+  CHECK_FALSE(launch_of(args).has_value());
+}
+
+TEST_CASE("tensor-core launch: an lse strided along Lq takes the Halide code", "[tensorcore]") {
+  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
+  aot_call call(p);
+  attention_args args = call.args();
+  mark_as_cuda(args);
+  args.lse.strides[2] = 2;
+  args.lse.shape[2] = 2;
+  CHECK_FALSE(launch_of(args).has_value());
+}
+
+TEST_CASE("tensor-core launch: a kernel without tensor-core code takes the Halide code", "[tensorcore]") {
+  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
+  aot_call call(p);
+  attention_args args = call.args();
+  mark_as_cuda(args);
+  CHECK_FALSE(attngen::detail::tensorcore_launch_of(mqa, args, attngen::detail::tensorcore_kernel{}).has_value());
+}
