@@ -18,14 +18,20 @@ std::optional<attngen::detail::tensorcore_launch> launch_of(attention_args args)
   return attngen::detail::tensorcore_launch_of(mqa, args, tensorcore_record<mqa_variant>());
 }
 
+// A small call's arguments, its tensors marked as CUDA device tensors.
+const attention_problem small_problem = make_random_problem(mqa, 1, 5, 9, 1);
+attention_args device_args(aot_call& call) {
+  attention_args args = call.args();
+  mark_as_cuda(args);
+  return args;
+}
+
 }  // namespace
 
 TEST_CASE("tensor-core launch: a call on dense CUDA device tensors is launched on the kernel's grid", "[tensorcore]") {
   const attention_problem p = make_random_problem(mqa, 3, 70, 17, 1);
   aot_call call(p);
-  attention_args args = call.args();
-  mark_as_cuda(args);
-  const auto launch = launch_of(args);
+  const auto launch = launch_of(device_args(call));
   REQUIRE(launch.has_value());
   // MQA 8/1: a block's 64 rows are 8 queries of the group's 8 heads.
   CHECK(launch->grid.x == 9);
@@ -36,36 +42,29 @@ TEST_CASE("tensor-core launch: a call on dense CUDA device tensors is launched o
 }
 
 TEST_CASE("tensor-core launch: host tensors, even run on a GPU, take the Halide code", "[tensorcore]") {
-  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
-  aot_call call(p);
+  aot_call call(small_problem);
   attention_args args = call.args();
   args.gpu.run_host_tensors_on = device_kind::cuda;
   CHECK_FALSE(launch_of(args).has_value());
 }
 
 TEST_CASE("tensor-core launch: K rows not 16-byte aligned take the Halide code", "[tensorcore]") {
-  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
-  aot_call call(p);
-  attention_args args = call.args();
-  mark_as_cuda(args);
+  aot_call call(small_problem);
+  attention_args args = device_args(call);
   args.k.data = static_cast<char*>(args.k.data) + 4;
   CHECK_FALSE(launch_of(args).has_value());
 }
 
 TEST_CASE("tensor-core launch: an lse strided along Lq takes the Halide code", "[tensorcore]") {
-  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
-  aot_call call(p);
-  attention_args args = call.args();
-  mark_as_cuda(args);
+  aot_call call(small_problem);
+  attention_args args = device_args(call);
   args.lse.strides[2] = 2;
   args.lse.shape[2] = 2;
   CHECK_FALSE(launch_of(args).has_value());
 }
 
 TEST_CASE("tensor-core launch: a kernel without tensor-core code takes the Halide code", "[tensorcore]") {
-  const attention_problem p = make_random_problem(mqa, 1, 5, 9, 1);
-  aot_call call(p);
-  attention_args args = call.args();
-  mark_as_cuda(args);
+  aot_call call(small_problem);
+  attention_args args = device_args(call);
   CHECK_FALSE(attngen::detail::tensorcore_launch_of(mqa, args, attngen::detail::tensorcore_kernel{}).has_value());
 }

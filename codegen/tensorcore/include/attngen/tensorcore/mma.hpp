@@ -90,21 +90,16 @@ ATTNGEN_TC_FN int c_col(int lane, int i) { return (lane & 3) * 2 + (i & 1); }
 template <element16 E>
 ATTNGEN_TC_FN void mma_m16n8k16(c_fragment& d, const a_fragment& a, const b_fragment& b) {
 #if defined(__CUDACC__)
-  if constexpr (E == element16::bf16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d.x[0].value), "+f"(d.x[1].value), "+f"(d.x[2].value), "+f"(d.x[3].value)
-        : "r"(a.reg[0].value), "r"(a.reg[1].value), "r"(a.reg[2].value), "r"(a.reg[3].value), "r"(b.reg[0].value),
-          "r"(b.reg[1].value));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d.x[0].value), "+f"(d.x[1].value), "+f"(d.x[2].value), "+f"(d.x[3].value)
-        : "r"(a.reg[0].value), "r"(a.reg[1].value), "r"(a.reg[2].value), "r"(a.reg[3].value), "r"(b.reg[0].value),
-          "r"(b.reg[1].value));
-  }
+// One instruction per input type, the type named twice (A's and B's).
+#define ATTNGEN_TC_MMA(type)                                                                                  \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, " \
+               "{%0,%1,%2,%3};\n"                                                                              \
+               : "+f"(d.x[0].value), "+f"(d.x[1].value), "+f"(d.x[2].value), "+f"(d.x[3].value)             \
+               : "r"(a.reg[0].value), "r"(a.reg[1].value), "r"(a.reg[2].value), "r"(a.reg[3].value),        \
+                 "r"(b.reg[0].value), "r"(b.reg[1].value))
+  if constexpr (E == element16::bf16) ATTNGEN_TC_MMA("bf16");
+  else ATTNGEN_TC_MMA("f16");
+#undef ATTNGEN_TC_MMA
 #else
   float a_matrix[16][16], b_matrix[16][8];
   for (int lane = 0; lane < warp_lanes; ++lane) {
