@@ -297,8 +297,8 @@ int list_targets() {
     std::printf("  %c %s\n", attngen::codegen::cpu_runs(Halide::Target(name)) ? '*' : ' ', name.c_str());
   std::printf("best for this CPU: %s\n", attngen::codegen::running_cpu_target().to_string().c_str());
   std::printf("GPU targets (add to a CPU target list):\n"
-              "    x86-64-linux-cuda-cuda_capability_80   PTX for Ampere and every later NVIDIA GPU\n"
-              "    x86-64-linux-cuda-cuda_capability_90   PTX for Hopper\n"
+              "    x86-64-linux-cuda-cuda_capability_80   PTX for Ampere and every later NVIDIA GPU, Hopper\n"
+              "                                           included (Halide 14 has no cuda_capability_90)\n"
               "    x86-64-linux-opencl                    OpenCL C, compiled by the driver at the first call\n"
               "Any Halide target string is accepted but `host`.\n");
   return 0;
