@@ -19,6 +19,7 @@
 #include "attngen/codegen/variants.hpp"
 #include "attngen/codegen/visibility_table.hpp"
 #include "attngen/codegen/wrapper.hpp"
+#include "files.hpp"
 #include "llc_object.hpp"
 #include "../tensorcore/tensorcore_part.hpp"
 #include "attngen/module_validation.hpp"
@@ -35,12 +36,6 @@ Halide::Target kernel_target(Halide::Target t) {
   return t.with_feature(Halide::Target::UserContext)
       .with_feature(Halide::Target::NoRuntime)
       .with_feature(Halide::Target::NoBoundsQuery);
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 // A request checked and its targets sorted into CPU and GPU ones.
@@ -227,8 +222,7 @@ void replace_archive_members(const std::string& path, const std::map<std::string
     std::string bytes = member.bytes;
     for (const auto& [suffix, object] : replacements)
       if (member.name.size() >= suffix.size() && member.name.compare(member.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        std::ifstream in(object, std::ios::binary);
-        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        bytes = read_file(object);
         ++replaced;
       }
     write_file(object_files.back(), bytes);

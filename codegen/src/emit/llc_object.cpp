@@ -2,11 +2,10 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <vector>
 
+#include "files.hpp"
 #include "subprocess.hpp"
 
 namespace attngen::codegen {
@@ -34,8 +33,7 @@ void compile_with_llc(const Halide::Module& module, const std::string& object_pa
                              "found neither at build time nor in $ATTNGEN_LLC");
   const std::string ir_path = object_path + ".ll";
   module.compile({{Halide::OutputFileType::llvm_assembly, ir_path}});
-  std::ifstream in(ir_path);
-  const std::string ir((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string ir = read_file(ir_path);
   std::vector<std::string> argv = {llc, "-O3", std::string("-mcpu=") + bf16_tier_llvm_cpu, "-relocation-model=pic",
                                    "-function-sections", "-filetype=obj"};
   for (const std::string& flag : halide_target_option_flags(ir)) argv.push_back(flag);

@@ -98,8 +98,7 @@ class modifier_writer {
     const std::string name = prefix_ + std::to_string(index);
     const value_kind kind = graph_.nodes[index].kind;
     const typing rule = info(node.op).rule;
-    const bool takes_float = rule == typing::float_math || (rule == typing::numbers && node.kind == value_kind::floating) ||
-                             (rule == typing::selection && o > 0 && node.kind == value_kind::floating);
+    const bool takes_float = rule == typing::float_math || (rule == typing::numbers && node.kind == value_kind::floating);
     return takes_float && kind == value_kind::integer ? "float(" + name + ")" : name;
   }
 
@@ -111,10 +110,7 @@ class modifier_writer {
       case value_kind::floating: break;
     }
     constexpr float largest = std::numeric_limits<float>::max();
-    const float number = std::fmax(-largest, std::fmin(largest, node.number));
-    char text[48];
-    std::snprintf(text, sizeof text, "%af", double(number));
-    return text;
+    return float_literal(std::fmax(-largest, std::fmin(largest, node.number)));
   }
 
   std::string tensor_read(const expr_node& node, const std::vector<std::string>& indices) const {
@@ -140,6 +136,12 @@ class modifier_writer {
 };
 
 }  // namespace
+
+std::string float_literal(float value) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%af", double(value));
+  return text;
+}
 
 std::string modifier_statements(const modifier_graph& graph, const capture_table& captures, const std::string& prefix,
                                 const std::string& indent) {

@@ -16,4 +16,7 @@ namespace attngen::codegen::tensorcore_source {
 std::string modifier_statements(const modifier_graph& graph, const capture_table& captures, const std::string& prefix,
                                 const std::string& indent);
 
+/// `value` as a C++ float literal that reads back exactly (hexadecimal).
+std::string float_literal(float value);
+
 }  // namespace attngen::codegen::tensorcore_source

@@ -1,16 +1,12 @@
 #include "tensorcore_part.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
+#include "../emit/files.hpp"
 #include "../emit/subprocess.hpp"
 #include "attngen/codegen/tensorcore_source.hpp"
 
@@ -30,12 +26,6 @@ std::string tensorcore_include_directory() {
   if (!error && fs::exists(installed / "attngen/tensorcore/flash_forward.hpp")) return installed.string();
   throw std::runtime_error("the tensor-core headers (attngen/tensorcore/*.hpp) are neither in " + built.string() +
                            " nor beside the generator");
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
 // NAME_tensorcore.cpp: the record, with the fatbin's bytes where there is one.
@@ -80,12 +70,12 @@ tensorcore_part_result write_tensorcore_part(const std::string& name, const std:
   const std::string nvcc = nvcc_program();
   if (why_none.empty() && nvcc.empty()) why_none = "no nvcc (the CUDA toolkit) was found when attngen was built";
   if (!why_none.empty()) {
-    write_text(record, record_source(name, cpp_namespace, "", desc, why_none));
+    write_file(record.string(), record_source(name, cpp_namespace, "", desc, why_none));
     return {};
   }
-  write_text(out / (name + "_tensorcore.hpp"), tensorcore_variant_header(desc, name));
+  write_file((out / (name + "_tensorcore.hpp")).string(), tensorcore_variant_header(desc, name));
   const fs::path kernel = out / (name + "_tensorcore.cu");
-  write_text(kernel, tensorcore_kernel_source(desc, name));
+  write_file(kernel.string(), tensorcore_kernel_source(desc, name));
   const fs::path fatbin_path = out / (name + "_tensorcore.fatbin");
   const auto start = std::chrono::steady_clock::now();
   const int status = run_program({nvcc, "-std=c++20", "-O3", "-fatbin", "-gencode", "arch=compute_80,code=sm_80",
@@ -95,10 +85,9 @@ tensorcore_part_result write_tensorcore_part(const std::string& name, const std:
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status != 0)
     throw std::runtime_error(nvcc + " failed (status " + std::to_string(status) + ") compiling " + kernel.string());
-  std::ifstream in(fatbin_path, std::ios::binary);
-  const std::string fatbin((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string fatbin = read_file(fatbin_path.string());
   fs::remove(fatbin_path);
-  write_text(record, record_source(name, cpp_namespace, fatbin, desc, ""));
+  write_file(record.string(), record_source(name, cpp_namespace, fatbin, desc, ""));
   return {seconds, fatbin.size()};
 }
 

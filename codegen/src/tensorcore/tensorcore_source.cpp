@@ -1,6 +1,5 @@
 #include "attngen/codegen/tensorcore_source.hpp"
 
-#include <cstdio>
 #include <stdexcept>
 
 #include "attngen/tensorcore/launch_shape.hpp"
@@ -15,19 +14,13 @@ namespace {
 constexpr int warps_per_block = 4;
 constexpr int largest_head_dim = 128;
 
-std::string float_literal(float value) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%af", double(value));
-  return text;
-}
-
 // The statements of score(): each of the description's masks returns -infinity where it hides the
 // key, then the score modifier and the additive mask give the score, in the Halide lowering's order
 // (codegen/src/operator/algorithm.cpp, masked_score_at).
 std::string score_body(const attention_desc& d) {
   const std::string indent = "    ";
   const std::string hidden = indent + "  return -INFINITY;\n";
-  const std::string threshold = float_literal(mask_out_threshold);
+  const std::string threshold = tensorcore_source::float_literal(mask_out_threshold);
   std::string body = indent + "[[maybe_unused]] const int q_len = query_length, kv_len = key_length;\n";
   if (d.is_causal()) {
     const char* offset = d.causal_mode == causal_alignment::bottom_right ? " + (kv_len - q_len)" : "";
@@ -87,7 +80,6 @@ std::string tensorcore_variant_header(const attention_desc& d, const std::string
          "  static constexpr attngen::tensorcore::element16 element = attngen::tensorcore::element16::" + element + ";\n"
          "  static constexpr int head_dim = " + std::to_string(d.qk_head_dim) + ";\n"
          "  static constexpr int warps = " + std::to_string(warps_per_block) + ";\n\n"
-         "  ATTNGEN_TC_FN int key_begin(int) const { return 0; }\n"
          "  ATTNGEN_TC_FN int key_end([[maybe_unused]] int last_query) const { return " + key_end + "; }\n"
          "  ATTNGEN_TC_FN float score(float score, [[maybe_unused]] int b, [[maybe_unused]] int h, [[maybe_unused]] int q,\n"
          "                            [[maybe_unused]] int kv) const {\n"
@@ -111,7 +103,8 @@ std::string tensorcore_kernel_source(const attention_desc& d, const std::string&
 }
 
 tensorcore_shape tensorcore_kernel_shape(const attention_desc& desc) {
-  return {16 * warps_per_block, 32 * warps_per_block, tensorcore::forward_shared_bytes(desc.qk_head_dim)};
+  return {tensorcore::rows_per_warp * warps_per_block, 32 * warps_per_block,
+          tensorcore::forward_shared_bytes(desc.qk_head_dim)};
 }
 
 }  // namespace attngen::codegen

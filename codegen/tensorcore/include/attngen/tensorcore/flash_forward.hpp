@@ -10,9 +10,9 @@
 /// A Variant says what the description adds to plain attention, as FlashInfer's variants do:
 ///   float score(float scaled_score, int batch, int head, int query, int key) const
 ///     the score after the description's modifiers, -infinity where a mask hides the key;
-///   int key_begin(int first_query) const, int key_end(int last_query) const
-///     the keys any of those queries can see (tiles outside are skipped).
-/// Both are called on every lane with that lane's values (ATTNGEN_TC_FN).
+///   int key_end(int last_query) const
+///     the end of the keys any query up to that one can see (tiles past it are skipped).
+/// score() is called on every lane with that lane's values (ATTNGEN_TC_FN).
 
 #include <cstdint>
 
@@ -44,7 +44,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   lanes<bool> row_valid[2];
   ATTNGEN_TC_UNROLL
   for (int r = 0; r < 2; ++r) {
-    const lanes<int> slot = each([&](int l) { return 16 * warp + (l >> 2) + 8 * r; }, lane);
+    const lanes<int> slot = each([&](int l) { return rows_per_warp * warp + (l >> 2) + 8 * r; }, lane);
     const lanes<int> in_group = each([&](int s) { return first_head_in_group + s % shape.heads; }, slot);
     head[r] = each([&](int g) { return kv_head * group + g; }, in_group);
     query[r] = each([&](int s) { return first_query + s / shape.heads; }, slot);
@@ -79,15 +79,16 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
 
   const int last_query = (first_query + shape.queries < p.query_length ? first_query + shape.queries
                                                                         : p.query_length) - 1;
-  const int key_begin = variant.key_begin(first_query) > 0 ? variant.key_begin(first_query) : 0;
-  const int key_end = variant.key_end(last_query) < p.key_length ? variant.key_end(last_query) : p.key_length;
-  const int first_tile = key_begin / tiles::keys;
-  const int end_tile = key_end > key_begin ? (key_end + tiles::keys - 1) / tiles::keys : first_tile;
+  const int variant_key_end = variant.key_end(last_query);
+  const int key_end = variant_key_end < p.key_length ? variant_key_end : p.key_length;
+  const int end_tile = key_end > 0 ? (key_end + tiles::keys - 1) / tiles::keys : 0;
 
   const std::uint16_t* k_rows = p.k + batch * p.k_strides.batch + kv_head * p.k_strides.head;
   const std::uint16_t* v_rows = p.v + batch * p.v_strides.batch + kv_head * p.v_strides.head;
+  // Tile t's K, then V, in stage t % stages of the shared memory.
+  auto k_tile_of = [&](int tile) { return shared + (tile % tiles::stages) * 2 * tiles::tile_elements; };
   auto stage = [&](int tile) {
-    std::uint16_t* k_tile = shared + ((tile - first_tile) % tiles::stages) * 2 * tiles::tile_elements;
+    std::uint16_t* k_tile = k_tile_of(tile);
     const int first_key = tile * tiles::keys;
     const int valid = p.key_length - first_key;
     stage_rows(k_tile, tiles::shared_row_stride, k_rows + first_key * p.k_strides.position, p.k_strides.position,
@@ -96,9 +97,9 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
                p.v_strides.position, tiles::keys, D, valid);
     commit_staging();
   };
-  if (first_tile < end_tile) stage(first_tile);
+  if (end_tile > 0) stage(0);
 
-  for (int tile = first_tile; tile < end_tile; ++tile) {
+  for (int tile = 0; tile < end_tile; ++tile) {
     if (tile + 1 < end_tile) {
       stage(tile + 1);
       wait_for_staging<1>();
@@ -106,7 +107,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       wait_for_staging<0>();
     }
     block_barrier();
-    const std::uint16_t* k_tile = shared + ((tile - first_tile) % tiles::stages) * 2 * tiles::tile_elements;
+    const std::uint16_t* k_tile = k_tile_of(tile);
     const std::uint16_t* v_tile = k_tile + tiles::tile_elements;
     const int first_key = tile * tiles::keys;
 
@@ -141,7 +142,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
         score[n].x[i] = each(
             [&](float dot, int l, int h, int q, bool valid) {
               const int key = first_key + 8 * n + c_col(l, i);
-              if (!valid || key >= key_end || key < key_begin) return -INFINITY;
+              if (!valid || key >= key_end) return -INFINITY;
               return variant.score(dot * p.scale, batch, h, q, key);
             },
             score[n].x[i], lane, head[r], query[r], row_valid[r]);

@@ -34,6 +34,8 @@ struct forward_params {
   float scale;
 };
 
+/// Rows (query, head pairs) per warp: the m of mma.sync m16n8k16.
+inline constexpr int rows_per_warp = 16;
 /// Keys per staged tile, and tiles in flight (the one computed and the next).
 inline constexpr int tile_keys = 64, tile_stages = 2;
 /// Shared memory rows padded by 16 bytes, so the 8 rows one ldmatrix reads start in distinct banks.
@@ -48,7 +50,7 @@ template <int D, int W>
 struct forward_tiles {
   static_assert(D % 16 == 0, "the tensor-core path takes head dims that are multiples of 16");
   static constexpr int warps = W;
-  static constexpr int rows = 16 * W;
+  static constexpr int rows = rows_per_warp * W;
   static constexpr int keys = tile_keys;
   static constexpr int shared_row_stride = tensorcore::shared_row_stride(D);
   static constexpr int stages = tile_stages;

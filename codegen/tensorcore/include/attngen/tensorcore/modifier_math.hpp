@@ -1,6 +1,6 @@
 #pragma once
 /// The modifier language's operations that C++ spells differently from its semantics, for the
-/// variants the emitter writes (codegen/src/emit/tensorcore_modifiers.cpp): the same results as the
+/// variants the emitter writes (codegen/src/tensorcore/modifier_source.cpp): the same results as the
 /// Halide lowering (codegen/src/operator/modifiers.cpp) gives.
 
 #include <cstdint>

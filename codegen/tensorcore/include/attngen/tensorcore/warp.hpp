@@ -4,7 +4,7 @@
 /// values and the collective operations (shuffles here, mma and ldmatrix in mma.hpp) exchange them
 /// exactly as the PTX ISA documents, so the tile code's fragment bookkeeping runs in the test suite
 /// without a GPU. Control flow in tile code is uniform across the warp: lane-dependent choices are
-/// `select`s, as they are on the hardware's predicated paths.
+/// made per lane inside `each`, as they are on the hardware's predicated paths.
 ///
 /// Compiled by nvcc (__CUDACC__), tile code is device code; compiled by a host compiler, it is the
 /// host model. The two never mix in one translation unit.
@@ -93,24 +93,6 @@ template <typename T>
 ATTNGEN_TC_FN lanes<T> operator*(const lanes<T>& a, const lanes<T>& b) {
   return each([](T x, T y) { return T(x * y); }, a, b);
 }
-template <typename T>
-ATTNGEN_TC_FN lanes<bool> operator<(const lanes<T>& a, const lanes<T>& b) {
-  return each([](T x, T y) { return x < y; }, a, b);
-}
-template <typename T>
-ATTNGEN_TC_FN lanes<bool> operator<=(const lanes<T>& a, const lanes<T>& b) {
-  return each([](T x, T y) { return x <= y; }, a, b);
-}
-ATTNGEN_TC_FN lanes<bool> operator&&(const lanes<bool>& a, const lanes<bool>& b) {
-  return each([](bool x, bool y) { return x && y; }, a, b);
-}
-
-/// a where `condition`, else b, lane by lane.
-template <typename T>
-ATTNGEN_TC_FN lanes<T> select(const lanes<bool>& condition, const lanes<T>& a, const lanes<T>& b) {
-  return each([](bool c, T x, T y) { return c ? x : y; }, condition, a, b);
-}
-
 ATTNGEN_TC_FN float max_of(float a, float b) { return a > b ? a : b; }
 ATTNGEN_TC_FN lanes<float> max_of(const lanes<float>& a, const lanes<float>& b) {
   return each([](float x, float y) { return max_of(x, y); }, a, b);
