@@ -47,6 +47,9 @@ struct bench_case {
   bool trains() const { return desc.backward; }
   /// Sequences differ in length: a KV cache or ragged queries (cache_cases.hpp times these).
   bool has_sequence_lengths() const { return desc.has_sequence_lengths(); }
+  /// An f32 description on the tensor cores: its CPU code is the plain f32 one's, so it is timed on
+  /// GPUs only.
+  bool gpu_only() const { return desc.element_type == dtype::f32 && desc.tensor_core_type() != dtype::f32; }
   /// Every sequence's query and key counts: batch × (Lq, Lk) unless they differ.
   std::vector<sequence_size> sequences() const;
   /// (query, key) pairs a head computes over the batch: Lq·Lk per sequence, or the pairs the causal

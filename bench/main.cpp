@@ -541,6 +541,10 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
   std::string sparsity_report, cache_targets;
   std::map<std::string, double> f32_tokens;
   for (const bench_case* c : selected) {
+    if (c->gpu_only()) {
+      std::printf("%-20s GPU only: f32 on the tensor cores (its CPU code is the f32 case's)\n", c->name.c_str());
+      continue;
+    }
     if (c->trains()) {
       all_ok = run_training_case(*c, o, peak, json, cache_targets) && all_ok;
       continue;

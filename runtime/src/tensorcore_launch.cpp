@@ -6,13 +6,13 @@ namespace attngen::detail {
 
 namespace {
 
-// Strides of a (B, L, heads, D) tensor of 16-bit elements whose rows start `alignment` bytes
-// apart and aligned, D contiguous; dimensions of one element may have any stride.
-std::optional<tensorcore::sequence_strides> rows_of(const tensor_view& t, int alignment) {
+// Strides of a (B, L, heads, D) tensor of `element_bytes` elements whose rows start `alignment`
+// bytes apart and aligned, D contiguous; dimensions of one element may have any stride.
+std::optional<tensorcore::sequence_strides> rows_of(const tensor_view& t, int element_bytes, int alignment) {
   if (t.rank != 4 || (t.strides[3] != 1 && t.shape[3] > 1)) return std::nullopt;
   if (reinterpret_cast<std::uintptr_t>(t.data) % alignment != 0) return std::nullopt;
   for (int d = 0; d < 3; ++d)
-    if (t.shape[d] > 1 && (t.strides[d] * 2) % alignment != 0) return std::nullopt;
+    if (t.shape[d] > 1 && (t.strides[d] * element_bytes) % alignment != 0) return std::nullopt;
   return tensorcore::sequence_strides{t.strides[0], t.strides[1], t.strides[2]};
 }
 
@@ -31,7 +31,10 @@ std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc
                                                       const tensorcore_kernel& kernel) {
   // Validation puts every tensor the kernel reads on q's device.
   if (kernel.fatbin == nullptr || args.q.device != device_kind::cuda) return std::nullopt;
-  const auto q = rows_of(args.q, 4), out = rows_of(args.output, 4), k = rows_of(args.k, 16), v = rows_of(args.v, 16);
+  // Pairs of q and output elements, and 16 bytes of K and V, are read and written at once.
+  const int element = int(size_of(desc.element_type));
+  const auto q = rows_of(args.q, element, 2 * element), out = rows_of(args.output, element, 2 * element),
+             k = rows_of(args.k, element, 16), v = rows_of(args.v, element, 16);
   if (!q || !out || !k || !v) return std::nullopt;
   if (!args.lse.empty() && args.lse.strides[2] != 1 && args.lse.shape[2] > 1) return std::nullopt;
   if (!args.key_padding.empty() && args.key_padding.strides[1] != 1 && args.key_padding.shape[1] > 1)
@@ -39,10 +42,10 @@ std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc
 
   tensorcore_launch launch{};
   tensorcore::forward_params& p = launch.params;
-  p.q = static_cast<const std::uint16_t*>(args.q.data);
-  p.k = static_cast<const std::uint16_t*>(args.k.data);
-  p.v = static_cast<const std::uint16_t*>(args.v.data);
-  p.out = static_cast<std::uint16_t*>(args.output.data);
+  p.q = args.q.data;
+  p.k = args.k.data;
+  p.v = args.v.data;
+  p.out = args.output.data;
   p.lse = args.lse.empty() ? nullptr : static_cast<float*>(args.lse.data);
   p.q_strides = *q;
   p.k_strides = *k;
@@ -61,7 +64,7 @@ std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc
   variant.query_length = p.query_length;
   variant.key_length = p.key_length;
   if (!args.mask.empty()) {
-    variant.in.additive_mask = static_cast<const std::uint16_t*>(args.mask.data);
+    variant.in.additive_mask = args.mask.data;
     mask_strides(desc.additive_mask_shape, args.mask, variant.in.mask_strides);
   }
   if (!args.key_padding.empty()) {

@@ -112,3 +112,15 @@ TEST_CASE("global positions add the positions argument, and captures span the wh
   }
   CHECK(has_positions);
 }
+
+TEST_CASE("f32 on the tensor cores is a choice of f32 descriptions, in bf16 or f16", "[dsl][tensorcore]") {
+  STATIC_REQUIRE(gqa.tensor_core_type() == dtype::f32);
+  STATIC_REQUIRE(gqa.f32_on_tensor_cores(dtype::bf16).tensor_core_type() == dtype::bf16);
+  STATIC_REQUIRE(gqa.element(dtype::f16).tensor_core_type() == dtype::f16);
+  CHECK(first_problem(gqa.f32_on_tensor_cores(dtype::f16)).empty());
+  CHECK(first_problem(gqa.f32_on_tensor_cores(dtype::i8)) ==
+        "f32_tensor_cores must be bf16 or f16 (the types the tensor cores take), or f32 for none");
+  CHECK(first_problem(gqa.element(dtype::bf16).f32_on_tensor_cores(dtype::bf16)) ==
+        "f32_tensor_cores is a precision choice for f32 descriptions; bf16 and f16 ones take the tensor cores in "
+        "their own type");
+}

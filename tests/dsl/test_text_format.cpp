@@ -118,3 +118,12 @@ TEST_CASE("C++ form of a KV cache description calls its setters", "[dsl][text]")
         ".ragged_queries().paged_kv(8).kv_element(attngen::dtype::bf16).attention_sinks()");
   CHECK(to_cpp(attention().heads(4).head_dim(32).kv_lengths()).find(".kv_lengths()") != std::string::npos);
 }
+
+TEST_CASE("text form round-trips f32 on the tensor cores and leaves it out when not chosen", "[dsl][text]") {
+  const auto desc = attention().heads(4).kv_heads(4).head_dim(32).v_head_dim(32).f32_on_tensor_cores(dtype::bf16);
+  const auto parsed = parse_description(to_text(desc));
+  REQUIRE(parsed.error.empty());
+  CHECK(parsed.desc == desc);
+  CHECK(to_text(desc).find("f32_tensor_cores = bf16\n") != std::string::npos);
+  CHECK(to_text(attention().heads(4).head_dim(32)).find("f32_tensor_cores") == std::string::npos);
+}

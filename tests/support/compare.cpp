@@ -23,7 +23,7 @@ comparison compare_with_reference(const attention_problem& p, const reference_re
                                   const std::vector<float>& output, const std::vector<float>& lse, int merges) {
   comparison c;
   const auto& d = p.desc;
-  c.output_tolerance = output_tolerance(d.element_type, d.qk_head_dim, p.key_length, merges);
+  c.output_tolerance = output_tolerance_of(d, p.key_length, merges);
   auto fail = [&](const char* what, std::size_t index, double want, double got, double tol) {
     if (!c.ok) return;
     c.ok = false;
@@ -51,7 +51,7 @@ comparison compare_with_reference(const attention_problem& p, const reference_re
   if (d.lse_output) {
     for (std::size_t n = 0; n < lse.size(); ++n) {
       const double want = expected.lse[n], got = lse[n];
-      const double tol = lse_tolerance(d.qk_head_dim, p.key_length, std::isfinite(want) ? want : 0.0, merges);
+      const double tol = lse_tolerance_of(d, p.key_length, std::isfinite(want) ? want : 0.0, merges);
       if (!same_special(want, got)) fail("lse", n, want, got, tol);
       else if (std::isfinite(want) && std::fabs(want - got) > tol) fail("lse", n, want, got, tol);
     }

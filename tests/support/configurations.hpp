@@ -224,6 +224,11 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = llama_gqa.element(dtype::f16),
      .aot = {{1, 113, 113}, {2, 17, 300}},
      .bench = {{"prefill_gqa_f16", {1, 2048, 2048}}}},
+    {.name = "gqa_f32_on_tensor_cores",
+     .about = "GQA H32 KVH8 D128, f32 on the tensor cores in bf16",
+     .tags = "[tensorcore]",
+     .desc = llama_gqa.f32_on_tensor_cores(dtype::bf16),
+     .bench = {{"prefill_gqa_f32_tc", {1, 2048, 2048}}}},
     {.name = "gqa_causal_bf16",
      .about = "bf16 GQA H32 KVH8 D128, causal top-left",
      .tags = "[dtype][causal]",
@@ -870,6 +875,23 @@ inline constexpr operator_configuration operator_table[] = {
                  .capture(bias_table_17)
                  .mask_mod(prefix_lm(prefix) || (causal_mask(bottom_right) && sliding_window(40, 0)))
                  .score_mod(softcap(20.0f) + relative_position_bias(bias_table_17, 8) - score),
+     .tensorcore = tensorcore_shapes},
+    // f32 descriptions on the tensor cores (f32_on_tensor_cores): their tensors read and written as
+    // f32, rounded to the tensor cores' type inside the kernel; checked at that type's tolerance.
+    {.name = "tensorcore_f32_as_bf16",
+     .about = "f32 on the tensor cores in bf16: GQA H4 KVH2 D64, causal bottom-right, mask (B, 1, Lq, Lk), key padding, LSE",
+     .tags = "[tensorcore]",
+     .desc = gqa.f32_on_tensor_cores(dtype::bf16)
+                 .causal(bottom_right)
+                 .additive_mask(mask_shape::b_1_lq_lk)
+                 .key_padding_mask(true_means_ignore)
+                 .return_lse(),
+     .gpu = {{{2, 70, 130}, device_tensors}, {{1, 17, 33}, host_tensors_copied}},
+     .tensorcore = tensorcore_shapes},
+    {.name = "tensorcore_f32_as_f16",
+     .about = "f32 on the tensor cores in f16: MQA H8 KVH1 D128, LSE",
+     .tags = "[tensorcore]",
+     .desc = attention().heads(8).kv_heads(1).head_dim(128).f32_on_tensor_cores(dtype::f16).return_lse(),
      .tensorcore = tensorcore_shapes},
     // KV caches and ragged batches: each sequence its own lengths (0 included), paged caches with
     // shuffled and shared pages, lengths around the page size, every KV element type.

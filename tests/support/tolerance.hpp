@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "attngen/attention.hpp"
 #include "attngen/dtype.hpp"
 
 namespace attngen::testing {
@@ -40,11 +41,31 @@ inline double output_tolerance(dtype t, int head_dim, int key_length, int merges
   return (output_roundings(t) + merges) * unit_roundoff(t) + accumulation;
 }
 
+/// output_tolerance for an output of description `d`: of its element type, or, for an f32 description
+/// computed on the tensor cores (f32_on_tensor_cores), three roundings of their type: V's and the
+/// scores' (through q and k) as the kernel reads them, and the weights' as they multiply V. Its CPU
+/// code, exact in f32, is held to the same bound.
+inline double output_tolerance_of(const attention_desc& d, int key_length, int merges = 0) {
+  if (d.element_type == dtype::f32 && d.tensor_core_type() != dtype::f32)
+    return output_tolerance(d.tensor_core_type(), d.qk_head_dim, key_length, merges) +
+           (3 - output_roundings(d.tensor_core_type())) * unit_roundoff(d.tensor_core_type());
+  return output_tolerance(d.element_type, d.qk_head_dim, key_length, merges);
+}
+
 /// Largest absolute error allowed in a log-sum-exp element of magnitude |reference|; `merges` as for
 /// output_tolerance, each a float32 rounding.
 inline double lse_tolerance(int head_dim, int key_length, double reference, int merges = 0) {
   return (8 * 2 * (std::sqrt(double(head_dim)) + std::sqrt(double(key_length))) + merges) * unit_roundoff(dtype::f32) *
          (1.0 + std::fabs(reference));
+}
+
+/// lse_tolerance for description `d`; an f32 description computed on the tensor cores adds the error
+/// of its scores, whose q and k are rounded to the tensor cores' type: each of the head_dim products
+/// (|q k| <= 1) moves by two roundings, random signs, allowed 4 times sqrt(head_dim), times the scale.
+inline double lse_tolerance_of(const attention_desc& d, int key_length, double reference, int merges = 0) {
+  const double exact = lse_tolerance(d.qk_head_dim, key_length, reference, merges);
+  if (d.element_type != dtype::f32 || d.tensor_core_type() == dtype::f32) return exact;
+  return exact + 4 * 2 * unit_roundoff(d.tensor_core_type()) * std::sqrt(double(d.qk_head_dim)) * d.effective_scale();
 }
 
 /// Largest absolute error allowed in an element of a gradient (dq, dk, dv, d_sinks), as a multiple of

@@ -5,11 +5,14 @@
 /// (tensorcore_device_run.cuh); `Memory` puts each array where the kernel reads it and reads results
 /// back, `Launch` runs the tile code.
 
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "attngen/runtime/detail/bf16_rounding.hpp"
 #include "attngen/tensorcore/flash_forward.hpp"
 #include "attngen/tensorcore/variant_inputs.hpp"
 #include "support/problem.hpp"
@@ -21,12 +24,33 @@ struct tensorcore_result {
   std::vector<float> lse;     ///< (B, H, Lq), NaN where the description returns none
 };
 
+// Host conversions of their own, not the tile code's pack2 and unpack: compiled by nvcc those are
+// device functions, which nvcc's host pass turns into a call of exit(1).
+template <tensorcore::element16 E>
+std::uint16_t host_bits(float value) {
+  if constexpr (E == tensorcore::element16::bf16) return detail::bf16_bits(value);
+  else return std::bit_cast<std::uint16_t>(static_cast<_Float16>(value));
+}
+template <tensorcore::element16 E>
+float host_value(std::uint16_t bits) {
+  if constexpr (E == tensorcore::element16::bf16) return std::bit_cast<float>(std::uint32_t(bits) << 16);
+  else return static_cast<float>(std::bit_cast<_Float16>(bits));
+}
+
 /// The bits of `values` (exact in E) in element type E.
 template <tensorcore::element16 E>
 std::vector<std::uint16_t> bits_of(const std::vector<float>& values) {
   std::vector<std::uint16_t> bits(values.size());
-  for (std::size_t n = 0; n < values.size(); ++n) bits[n] = std::uint16_t(tensorcore::pack2<E>(values[n], 0.0f));
+  for (std::size_t n = 0; n < values.size(); ++n) bits[n] = host_bits<E>(values[n]);
   return bits;
+}
+
+/// `values` as the variant's tensors hold them: as they are for f32 storage (the kernel rounds them),
+/// else their bits in E.
+template <tensorcore::element16 E, typename Storage>
+std::vector<Storage> stored(const std::vector<float>& values) {
+  if constexpr (std::is_same_v<Storage, float>) return values;
+  else return bits_of<E>(values);
 }
 
 /// Strides (batch, head, query, key) of a dense additive mask of `shape`, 0 where it broadcasts.
@@ -44,17 +68,19 @@ inline void dense_mask_strides(mask_shape shape, int heads, int query_length, in
 template <typename Variant, typename Memory, typename Launch>
 tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Launch launch) {
   constexpr tensorcore::element16 E = Variant::element;
+  using storage = typename Variant::storage;
   constexpr int D = Variant::head_dim;
   const attention_desc& d = p.desc;
   const int H = d.num_heads, KVH = d.effective_kv_heads(), Lq = p.query_length, Lk = p.key_length;
   tensorcore_result result;
-  std::vector<std::uint16_t> out(p.output_size(), 0xffff);
+  // Elements no row writes stay NaN.
+  std::vector<storage> out(p.output_size(), stored<E, storage>({std::numeric_limits<float>::quiet_NaN()})[0]);
   result.lse.assign(p.lse_size(), std::numeric_limits<float>::quiet_NaN());
 
   tensorcore::forward_params params{};
-  params.q = memory.place(bits_of<E>(p.q));
-  params.k = memory.place(bits_of<E>(p.k));
-  params.v = memory.place(bits_of<E>(p.v));
+  params.q = memory.place(stored<E, storage>(p.q));
+  params.k = memory.place(stored<E, storage>(p.k));
+  params.v = memory.place(stored<E, storage>(p.v));
   params.out = memory.place(out);
   params.lse = d.lse_output ? memory.place(result.lse) : nullptr;
   params.q_strides = {std::int64_t(Lq) * H * D, H * D, D};
@@ -73,7 +99,7 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
   Variant variant{};
   variant.query_length = Lq;
   variant.key_length = Lk;
-  variant.in.additive_mask = memory.place(bits_of<E>(p.mask));
+  variant.in.additive_mask = memory.place(stored<E, storage>(p.mask));
   dense_mask_strides(d.additive_mask_shape, H, Lq, Lk, variant.in.mask_strides);
   variant.in.key_padding = memory.place(p.key_padding);
   variant.in.key_padding_batch_stride = Lk;
@@ -94,10 +120,13 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
   for (std::size_t n = 0; n < p.scalars.size(); ++n) variant.in.scalars[n] = p.scalars[n];
 
   launch(params, variant);
-  memory.read(params.out, out);
+  memory.read(static_cast<const storage*>(params.out), out);
   if (params.lse != nullptr) memory.read(params.lse, result.lse);
   result.output.resize(out.size());
-  for (std::size_t n = 0; n < out.size(); ++n) result.output[n] = tensorcore::unpack<E>(out[n]);
+  for (std::size_t n = 0; n < out.size(); ++n) {
+    if constexpr (std::is_same_v<storage, float>) result.output[n] = out[n];
+    else result.output[n] = host_value<E>(out[n]);
+  }
   return result;
 }
 

@@ -113,6 +113,8 @@ struct attention_desc {
   int kv_page_size = unset;       ///< tokens per page; with kv_layout::paged
   bool kv_element_given = false;
   dtype kv_element_type = dtype::f32;  ///< used only when kv_element_given; otherwise element_type
+  /// With f32 elements, the type the tensor cores take q, k and v in (bf16 or f16); f32: none.
+  dtype f32_tensor_core_type = dtype::f32;
   bool has_sinks = false;
   bool global_positions = false;  ///< the call's queries and keys are slices of a longer sequence
   bool backward = false;          ///< the kernel also has the backward pass (gradients)
@@ -160,6 +162,16 @@ struct attention_desc {
     auto d = *this;
     d.kv_element_given = true;
     d.kv_element_type = t;
+    return d;
+  }
+  /// A precision choice for f32 descriptions on NVIDIA GPUs, as PyTorch's
+  /// set_float32_matmul_precision: calls on CUDA device tensors run on the tensor cores, q, k and v
+  /// (and the additive mask) rounded to `t` (bf16 or f16) as the kernel reads them, with float32
+  /// accumulation, softmax and output. The CPU code and every call the tensor cores do not take
+  /// stay exact in f32.
+  constexpr attention_desc f32_on_tensor_cores(dtype t) const {
+    auto d = *this;
+    d.f32_tensor_core_type = t;
     return d;
   }
   /// A learned logit per query head, (H) float32 `sinks`, that joins every row's softmax denominator
@@ -220,6 +232,11 @@ struct attention_desc {
   constexpr bool has_additive_mask() const { return additive_mask_shape != mask_shape::none; }
   constexpr bool has_key_padding_mask() const { return key_padding != padding_polarity::none; }
   constexpr dtype effective_kv_element() const { return kv_element_given ? kv_element_type : element_type; }
+  /// The type the tensor cores multiply in: the element type, or f32_on_tensor_cores' for f32 (f32
+  /// where none is given: the tensor cores do not take the description).
+  constexpr dtype tensor_core_type() const {
+    return element_type == dtype::f32 ? f32_tensor_core_type : element_type;
+  }
   constexpr bool is_ragged() const { return queries == query_layout::ragged; }
   constexpr bool is_paged() const { return kv == kv_layout::paged; }
   /// Each sequence has its own key count (kv_lengths).

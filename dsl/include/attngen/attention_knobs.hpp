@@ -61,6 +61,16 @@
   RULE(element_type_is_float,                                                                                  \
        d.element_type == dtype::f32 || d.element_type == dtype::f16 || d.element_type == dtype::bf16,          \
        "element type must be f32, f16 or bf16 (u8 is for boolean masks, i32 for captured tensors)")            \
+  KNOB(enum_knob<&attention_desc::f32_tensor_core_type, dtype_spellings, written::when_set, written::when_set>(                 \
+      "f32_tensor_cores", "f32_on_tensor_cores"))                                                              \
+  RULE(f32_tensor_cores_type_valid,                                                                            \
+       d.f32_tensor_core_type == dtype::f32 || d.f32_tensor_core_type == dtype::bf16 ||                        \
+           d.f32_tensor_core_type == dtype::f16,                                                               \
+       "f32_tensor_cores must be bf16 or f16 (the types the tensor cores take), or f32 for none")              \
+  RULE(f32_tensor_cores_of_f32,                                                                                \
+       d.f32_tensor_core_type == dtype::f32 || d.element_type == dtype::f32,                                   \
+       "f32_tensor_cores is a precision choice for f32 descriptions; bf16 and f16 ones take the tensor "       \
+       "cores in their own type")                                                                              \
   /* Setters without an argument: .ragged_queries(), .kv_lengths(); paged_kv(n) is page_size's. */          \
   KNOB(knob<attention_desc>{                                                                                   \
       "queries", "ragged_queries",                                                                             \

@@ -7,14 +7,20 @@
 /// the block stages in shared memory two at a time (cp.async: the next tile is in flight while this
 /// one is computed).
 ///
-/// A Variant says what the description adds to plain attention, as FlashInfer's variants do:
+/// A Variant says what the description adds to plain attention, as FlashInfer's variants do; its
+/// `storage` is the tensors' element type (std::uint16_t for bf16 and f16, float for an f32
+/// description on the tensor cores, rounded to E as it is read), and its hooks are:
 ///   float score(float scaled_score, int batch, int head, int query, int key) const
 ///     the score after the description's modifiers, -infinity where a mask hides the key;
 ///   int key_end(int last_query) const
-///     the end of the keys any query up to that one can see (tiles past it are skipped).
+///     the end of the keys any query up to that one can see (tiles past it are skipped);
+///   int plain_key_end(int first_query) const
+///     the end of the keys whose score() is the scaled score itself for every query from that one
+///     on: tiles before it skip score() and the masking (0 where every score needs them).
 /// score() is called on every lane with that lane's values (ATTNGEN_TC_FN).
 
 #include <cstdint>
+#include <type_traits>
 
 #include "attngen/tensorcore/launch_shape.hpp"
 #include "attngen/tensorcore/memory.hpp"
@@ -29,14 +35,17 @@ template <element16 E, int D, int W, typename Variant>
 ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant, grid3 block, int warp,
                                 std::uint16_t* shared) {
   using tiles = forward_tiles<D, W>;
+  using storage = typename Variant::storage;
   constexpr int n_tiles = tiles::keys / 8, d_chunks = D / 16, out_tiles = D / 8;
-  constexpr float log2e = 1.4426950408889634f;
+  constexpr float log2e = 1.4426950408889634f, ln2 = 0.6931471805599453f;
   const int group = p.heads / p.kv_heads;
   const block_rows shape = rows_of_block(group, tiles::rows);
   const int kv_head = block.y / shape.head_chunks;
   const int first_head_in_group = (block.y % shape.head_chunks) * shape.heads;
   const int first_query = block.x * shape.queries;
   const int batch = block.z;
+  const auto* q_data = static_cast<const storage*>(p.q);
+  auto* out_data = static_cast<storage*>(p.out);
 
   // This lane's two rows (accumulator rows lane / 4 and lane / 4 + 8 of the warp's 16).
   const lanes<int> lane = lane_id();
@@ -61,13 +70,13 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     ATTNGEN_TC_UNROLL
     for (int j = 0; j < 4; ++j) {
       const int r = j & 1;
-      const lanes<const std::uint16_t*> address = each(
+      const lanes<const storage*> address = each(
           [&](int l, int h, int q) {
-            return p.q + batch * p.q_strides.batch + std::int64_t(q) * p.q_strides.position + h * p.q_strides.head +
+            return q_data + batch * p.q_strides.batch + std::int64_t(q) * p.q_strides.position + h * p.q_strides.head +
                    16 * c + a_col(l, 2 * j);
           },
           lane, head[r], query[r]);
-      q_fragment[c].reg[j] = load_pair(address, row_valid[r]);
+      q_fragment[c].reg[j] = load_packed<E>(address, row_valid[r]);
     }
 
   c_fragment out[out_tiles];
@@ -82,18 +91,23 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   const int variant_key_end = variant.key_end(last_query);
   const int key_end = variant_key_end < p.key_length ? variant_key_end : p.key_length;
   const int end_tile = key_end > 0 ? (key_end + tiles::keys - 1) / tiles::keys : 0;
+  // Tiles of keys before plain_end take their dots as they come, scaled inside the exponential
+  // (the maximum of the dots is the scaled maximum when the scale is positive).
+  const int variant_plain_end = p.scale > 0.0f ? variant.plain_key_end(first_query) : 0;
+  const int plain_end = variant_plain_end < key_end ? variant_plain_end : key_end;
+  const float plain_to_log2 = p.scale * log2e;
 
-  const std::uint16_t* k_rows = p.k + batch * p.k_strides.batch + kv_head * p.k_strides.head;
-  const std::uint16_t* v_rows = p.v + batch * p.v_strides.batch + kv_head * p.v_strides.head;
+  const storage* k_rows = static_cast<const storage*>(p.k) + batch * p.k_strides.batch + kv_head * p.k_strides.head;
+  const storage* v_rows = static_cast<const storage*>(p.v) + batch * p.v_strides.batch + kv_head * p.v_strides.head;
   // Tile t's K, then V, in stage t % stages of the shared memory.
   auto k_tile_of = [&](int tile) { return shared + (tile % tiles::stages) * 2 * tiles::tile_elements; };
   auto stage = [&](int tile) {
     std::uint16_t* k_tile = k_tile_of(tile);
     const int first_key = tile * tiles::keys;
     const int valid = p.key_length - first_key;
-    stage_rows(k_tile, tiles::shared_row_stride, k_rows + first_key * p.k_strides.position, p.k_strides.position,
+    stage_rows<E>(k_tile, tiles::shared_row_stride, k_rows + first_key * p.k_strides.position, p.k_strides.position,
                tiles::keys, D, valid);
-    stage_rows(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_rows + first_key * p.v_strides.position,
+    stage_rows<E>(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_rows + first_key * p.v_strides.position,
                p.v_strides.position, tiles::keys, D, valid);
     commit_staging();
   };
@@ -133,46 +147,57 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
         mma_m16n8k16<E>(score[n + 1], q_fragment[c], b_fragment{{reg[2], reg[3]}});
       }
 
-    // The description's scores and masks; keys past Lk and rows holding nothing are hidden.
-    ATTNGEN_TC_UNROLL
-    for (int n = 0; n < n_tiles; ++n)
-      ATTNGEN_TC_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const int r = i >> 1;
-        score[n].x[i] = each(
-            [&](float dot, int l, int h, int q, bool valid) {
-              const int key = first_key + 8 * n + c_col(l, i);
-              if (!valid || key >= key_end) return -INFINITY;
-              return variant.score(dot * p.scale, batch, h, q, key);
-            },
-            score[n].x[i], lane, head[r], query[r], row_valid[r]);
+    // The description's scores and masks (keys past Lk and rows holding nothing are hidden), then the
+    // online softmax in base 2, its maximum kept in base 2 too; a row that has seen no key yet keeps
+    // its maximum at -infinity and takes exponentials against 0, so hidden scores give 0, never NaN.
+    // A plain tile's dots need no masking (its rows that hold nothing are never stored) and are
+    // scaled inside the exponential. Each kind of tile is straight-line code of its own: one body
+    // that branches on the kind takes more registers (it spilled at D 32).
+    auto softmax_of_tile = [&](auto plain_tile) {
+      constexpr bool plain = decltype(plain_tile)::value;
+      if constexpr (!plain) {
+        ATTNGEN_TC_UNROLL
+        for (int n = 0; n < n_tiles; ++n)
+          ATTNGEN_TC_UNROLL
+          for (int i = 0; i < 4; ++i) {
+            const int r = i >> 1;
+            score[n].x[i] = each(
+                [&](float dot, int l, int h, int q, bool valid) {
+                  const int key = first_key + 8 * n + c_col(l, i);
+                  if (!valid || key >= key_end) return -INFINITY;
+                  return variant.score(dot * p.scale, batch, h, q, key);
+                },
+                score[n].x[i], lane, head[r], query[r], row_valid[r]);
+          }
       }
-
-    // Online softmax in base 2; a row that has seen no key yet keeps its maximum at -infinity and
-    // takes exponentials against 0, so hidden scores give 0, never NaN.
-    ATTNGEN_TC_UNROLL
-    for (int r = 0; r < 2; ++r) {
-      lanes<float> tile_max = -INFINITY;
+      const lanes<float> to_log2 = plain ? plain_to_log2 : log2e;
       ATTNGEN_TC_UNROLL
-      for (int n = 0; n < n_tiles; ++n) tile_max = max_of(tile_max, max_of(score[n].x[2 * r], score[n].x[2 * r + 1]));
-      const lanes<float> new_max = max_of(running_max[r], quad_max(tile_max));
-      const lanes<float> base = each([](float m) { return m == -INFINITY ? 0.0f : m * log2e; }, new_max);
-      const lanes<float> rescale = exp2_of(running_max[r] * lanes<float>(log2e) - base);
-      lanes<float> tile_sum = 0.0f;
-      ATTNGEN_TC_UNROLL
-      for (int n = 0; n < n_tiles; ++n)
+      for (int r = 0; r < 2; ++r) {
+        lanes<float> tile_max = -INFINITY;
         ATTNGEN_TC_UNROLL
-        for (int i = 2 * r; i < 2 * r + 2; ++i) {
-          score[n].x[i] = exp2_of(score[n].x[i] * lanes<float>(log2e) - base);
-          tile_sum = tile_sum + score[n].x[i];
-        }
-      running_sum[r] = running_sum[r] * rescale + tile_sum;
-      running_max[r] = new_max;
-      ATTNGEN_TC_UNROLL
-      for (c_fragment& o : out)
+        for (int n = 0; n < n_tiles; ++n)
+          tile_max = max_of(tile_max, max_of(score[n].x[2 * r], score[n].x[2 * r + 1]));
+        const lanes<float> new_max = max_of(running_max[r], quad_max(tile_max) * to_log2);
+        const lanes<float> minus_base = each([](float m) { return m == -INFINITY ? 0.0f : -m; }, new_max);
+        const lanes<float> rescale = exp2_of(running_max[r] + minus_base);
+        lanes<float> tile_sum = 0.0f;
         ATTNGEN_TC_UNROLL
-        for (int i = 2 * r; i < 2 * r + 2; ++i) o.x[i] = o.x[i] * rescale;
-    }
+        for (int n = 0; n < n_tiles; ++n)
+          ATTNGEN_TC_UNROLL
+          for (int i = 2 * r; i < 2 * r + 2; ++i) {
+            score[n].x[i] = exp2_of(fma_of(score[n].x[i], to_log2, minus_base));
+            tile_sum = tile_sum + score[n].x[i];
+          }
+        running_sum[r] = running_sum[r] * rescale + tile_sum;
+        running_max[r] = new_max;
+        ATTNGEN_TC_UNROLL
+        for (c_fragment& o : out)
+          ATTNGEN_TC_UNROLL
+          for (int i = 2 * r; i < 2 * r + 2; ++i) o.x[i] = o.x[i] * rescale;
+      }
+    };
+    if (first_key + tiles::keys <= plain_end) softmax_of_tile(std::true_type{});
+    else softmax_of_tile(std::false_type{});
 
     // p.V: two adjacent score tiles are one A fragment as they stand; V rows are B's k, so
     // ldmatrix.trans gives B's fragments: matrix m of each x4 is keys 16 j + 8 (m % 2) onwards,
@@ -206,17 +231,17 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     const lanes<float> inverse = each([](float t) { return t > 0.0f ? 1.0f / t : 0.0f; }, total);
     ATTNGEN_TC_UNROLL
     for (int f = 0; f < out_tiles; ++f) {
-      const lanes<std::uint16_t*> address = each(
+      const lanes<storage*> address = each(
           [&](int l, int h, int q) {
-            return p.out + batch * p.out_strides.batch + std::int64_t(q) * p.out_strides.position +
+            return out_data + batch * p.out_strides.batch + std::int64_t(q) * p.out_strides.position +
                    h * p.out_strides.head + 8 * f + c_col(l, 0);
           },
           lane, head[r], query[r]);
-      store_where(address, pack2<E>(out[f].x[2 * r] * inverse, out[f].x[2 * r + 1] * inverse), row_valid[r]);
+      store_pair<E>(address, out[f].x[2 * r] * inverse, out[f].x[2 * r + 1] * inverse, row_valid[r]);
     }
     if (p.lse != nullptr) {
       const lanes<float> lse = each(
-          [](float m, float t) { return t > 0.0f ? m + logf(t) : -INFINITY; }, running_max[r], total);
+          [](float m, float t) { return t > 0.0f ? (m + log2f(t)) * ln2 : -INFINITY; }, running_max[r], total);
       const lanes<float*> address = each(
           [&](int h, int q) { return p.lse + batch * p.lse_batch_stride + h * p.lse_head_stride + q; }, head[r],
           query[r]);

@@ -19,14 +19,14 @@ struct sequence_strides {
 };
 
 /// One call's tensors and sizes. q (B, Lq, H, D), k (B, Lk, KVH, D), v (B, Lk, KVH, D) and out
-/// (B, Lq, H, D) hold 16-bit elements; lse, when not null, is (B, H, Lq) f32 with strides
-/// {lse_batch_stride, lse_head_stride, 1}. Rows and head_dim elements are 4-byte aligned, K and V
-/// rows 16-byte aligned (cp.async).
+/// (B, Lq, H, D) hold elements of the kernel's storage type (16-bit, or f32); lse, when not null, is
+/// (B, H, Lq) f32 with strides {lse_batch_stride, lse_head_stride, 1}. q and out rows are aligned
+/// to two elements, K and V rows to 16 bytes (cp.async, and 4 f32 elements at a time).
 struct forward_params {
-  const std::uint16_t* q;
-  const std::uint16_t* k;
-  const std::uint16_t* v;
-  std::uint16_t* out;
+  const void* q;
+  const void* k;
+  const void* v;
+  void* out;
   float* lse;
   sequence_strides q_strides, k_strides, v_strides, out_strides;
   std::int64_t lse_batch_stride, lse_head_stride;

@@ -3,9 +3,15 @@
 /// memory (cp.async on the device, in flight while the previous tile is computed), and the block's
 /// barrier. On the host a "block" is run one warp after another, each staging every tile itself,
 /// so staging is a plain copy and the barrier is nothing.
+///
+/// Tensors hold 16-bit elements of the tensor cores' type E, or f32 elements (a description's
+/// f32_on_tensor_cores) that are rounded to E as they are read; outputs are stored in the tensors'
+/// type.
 
 #include <cstdint>
+#include <type_traits>
 
+#include "attngen/tensorcore/mma.hpp"
 #include "attngen/tensorcore/warp.hpp"
 
 #if !defined(__CUDACC__)
@@ -29,6 +35,28 @@ ATTNGEN_TC_FN lanes<std::uint32_t> load_pair(const lanes<const std::uint16_t*>& 
       address, valid);
 }
 
+/// Two consecutive elements as one register of two E values where `valid`, else 0: 16-bit elements
+/// as they are, f32 ones rounded to E. Pairs are aligned to their size.
+template <element16 E, typename Storage>
+ATTNGEN_TC_FN lanes<std::uint32_t> load_packed(const lanes<const Storage*>& address, const lanes<bool>& valid) {
+  if constexpr (std::is_same_v<Storage, std::uint16_t>) {
+    return load_pair(address, valid);
+  } else {
+    static_assert(std::is_same_v<Storage, float>, "tensors hold 16-bit or f32 elements");
+    return each(
+        [](const float* p, bool ok) -> std::uint32_t {
+          if (!ok) return 0u;
+#if defined(__CUDACC__)
+          const float2 pair = *reinterpret_cast<const float2*>(p);
+          return pack2<E>(pair.x, pair.y);
+#else
+          return pack2<E>(p[0], p[1]);
+#endif
+        },
+        address, valid);
+  }
+}
+
 /// Stores `value` where `valid`: a pair of 16-bit elements, or one float.
 template <typename Element, typename Value>
 ATTNGEN_TC_FN void store_where(const lanes<Element*>& address, const lanes<Value>& value, const lanes<bool>& valid) {
@@ -39,6 +67,27 @@ ATTNGEN_TC_FN void store_where(const lanes<Element*>& address, const lanes<Value
   for (int lane = 0; lane < warp_lanes; ++lane)
     if (valid[lane]) std::memcpy(address[lane], &value[lane], sizeof(Value));
 #endif
+}
+
+/// Stores `low` and `high` at `address` and the element after it where `valid`, in the storage type:
+/// rounded to E and packed for 16-bit elements, as they are for f32. Pairs are aligned to their size.
+template <element16 E, typename Storage>
+ATTNGEN_TC_FN void store_pair(const lanes<Storage*>& address, const lanes<float>& low, const lanes<float>& high,
+                              const lanes<bool>& valid) {
+  if constexpr (std::is_same_v<Storage, std::uint16_t>) {
+    store_where(address, pack2<E>(low, high), valid);
+  } else {
+    static_assert(std::is_same_v<Storage, float>, "tensors hold 16-bit or f32 elements");
+#if defined(__CUDACC__)
+    if (valid.value) *reinterpret_cast<float2*>(address.value) = make_float2(low.value, high.value);
+#else
+    for (int lane = 0; lane < warp_lanes; ++lane)
+      if (valid[lane]) {
+        address[lane][0] = low[lane];
+        address[lane][1] = high[lane];
+      }
+#endif
+  }
 }
 
 /// Copies `rows` rows of `row_elements` 16-bit elements (a multiple of 8) from global memory, row r
@@ -65,6 +114,38 @@ ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, cons
     else std::memset(to, 0, sizeof(std::uint16_t) * row_elements);
   }
 #endif
+}
+
+/// The same from f32 rows, rounded to E on the way: each thread loads 4 elements, rounds and stores
+/// them, synchronously (cp.async copies bytes as they are). row_elements is a multiple of 4, and
+/// rows start 16-byte aligned.
+template <element16 E>
+ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const float* source,
+                              std::int64_t source_row_stride, int rows, int row_elements, int valid_rows) {
+#if defined(__CUDACC__)
+  const int pieces_per_row = row_elements / 4;
+  const int threads = int(blockDim.x);
+  for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
+    const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 4;
+    uint2 packed = make_uint2(0u, 0u);
+    if (row < valid_rows) {
+      const float4 values = *reinterpret_cast<const float4*>(source + row * source_row_stride + column);
+      packed = make_uint2(pack2<E>(values.x, values.y), pack2<E>(values.z, values.w));
+    }
+    *reinterpret_cast<uint2*>(shared + row * shared_row_stride + column) = packed;
+  }
+#else
+  for (int row = 0; row < rows; ++row)
+    for (int column = 0; column < row_elements; ++column)
+      shared[row * shared_row_stride + column] =
+          row < valid_rows ? std::uint16_t(pack2<E>(source[row * source_row_stride + column], 0.0f)) : 0;
+#endif
+}
+/// 16-bit rows need no rounding: the asynchronous copy above.
+template <element16 E>
+ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const std::uint16_t* source,
+                              std::int64_t source_row_stride, int rows, int row_elements, int valid_rows) {
+  stage_rows(shared, shared_row_stride, source, source_row_stride, rows, row_elements, valid_rows);
 }
 
 ATTNGEN_TC_FN void commit_staging() {

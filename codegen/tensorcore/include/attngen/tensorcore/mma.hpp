@@ -64,6 +64,16 @@ ATTNGEN_TC_FN float unpack(std::uint16_t bits) {
 #endif
 }
 
+/// An element of a tensor as float: 16-bit elements of type E widened, f32 ones as they are.
+template <element16 E>
+ATTNGEN_TC_FN float value_of(std::uint16_t bits) {
+  return unpack<E>(bits);
+}
+template <element16 E>
+ATTNGEN_TC_FN float value_of(float value) {
+  return value;
+}
+
 /// m16n8k16's A operand (16 rows x 16 k), four registers of two elements per lane.
 struct a_fragment {
   lanes<std::uint32_t> reg[4];

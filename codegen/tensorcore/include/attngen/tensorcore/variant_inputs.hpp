@@ -17,8 +17,8 @@ struct captured_view {
 
 struct variant_inputs {
   static constexpr int max_tensors = 4, max_scalars = 4;
-  /// 16-bit elements of the description's type, indexed (batch, head, query, key).
-  const std::uint16_t* additive_mask;
+  /// Elements of the tensors' storage type (16-bit, or f32), indexed (batch, head, query, key).
+  const void* additive_mask;
   std::int64_t mask_strides[4];
   /// (B, Lk) bytes.
   const std::uint8_t* key_padding;

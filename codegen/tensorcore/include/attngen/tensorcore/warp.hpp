@@ -93,16 +93,29 @@ template <typename T>
 ATTNGEN_TC_FN lanes<T> operator*(const lanes<T>& a, const lanes<T>& b) {
   return each([](T x, T y) { return T(x * y); }, a, b);
 }
-ATTNGEN_TC_FN float max_of(float a, float b) { return a > b ? a : b; }
+ATTNGEN_TC_FN float max_of(float a, float b) {
+#if defined(__CUDACC__)
+  return fmaxf(a, b);  // one FMNMX, where a comparison and a select take two ALU instructions
+#else
+  return a > b ? a : b;
+#endif
+}
+/// a * b + c, rounded once (one FFMA on the device).
+ATTNGEN_TC_FN lanes<float> fma_of(const lanes<float>& a, const lanes<float>& b, const lanes<float>& c) {
+  return each([](float x, float y, float z) { return fmaf(x, y, z); }, a, b, c);
+}
 ATTNGEN_TC_FN lanes<float> max_of(const lanes<float>& a, const lanes<float>& b) {
   return each([](float x, float y) { return max_of(x, y); }, a, b);
 }
 
-/// 2^x: ex2.approx on the device (the softmax's exponentials are taken in base 2, the scores
-/// pre-multiplied by log2(e), as FlashAttention does), exp2 on the host.
+/// 2^x: ex2.approx.ftz on the device (the softmax's exponentials are taken in base 2, the scores
+/// pre-multiplied by log2(e), as FlashAttention does; exp2f adds a rescaling for denormal results,
+/// which flush to 0 here), exp2 on the host.
 ATTNGEN_TC_FN float exp2_of(float x) {
 #if defined(__CUDACC__)
-  return exp2f(x);
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 #else
   return std::exp2(x);
 #endif

@@ -1,5 +1,5 @@
 #pragma once
-/// The runtime's side of the tensor-core path (docs/gpu.md#the-tensor-core-path-in-progress): a
+/// The runtime's side of the tensor-core path (docs/gpu.md#the-tensor-core-path): a
 /// kernel's compiled forward pass, and the launch a call of it makes.
 
 #include <cstddef>
@@ -33,8 +33,8 @@ struct tensorcore_launch {
 
 /// The launch of `kernel` for a valid call (validate(desc, args) passed, 0 < B, Lq, Lk) whose tensors
 /// are all CUDA device tensors laid out as the tile code reads them: head_dim contiguous, q and
-/// output rows 4-byte aligned, K and V rows 16-byte aligned (cp.async), lse along Lq and key padding
-/// along Lk contiguous. Nothing for any other call, which runs the Halide CUDA code.
+/// output rows aligned to two elements, K and V rows 16-byte aligned (cp.async), lse along Lq and
+/// key padding along Lk contiguous. Nothing for any other call, which runs the Halide CUDA code.
 std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc, const attention_args& args,
                                                       const tensorcore_kernel& kernel);
 
