@@ -6,8 +6,8 @@ Usage: check_tensorcore_kernels.py NVCC ARCHS INCLUDE_DIRS KERNEL.cu...
 All kernels go through nvcc in one translation unit. For each kernel and architecture, prints its
 registers and stack frame (math functions' slow paths keep one: sinf's argument reduction, 32
 bytes); fails when nvcc rejects the code, when a kernel spills registers to local memory, or when
-its PTX lacks the tensor-core path's instructions (mma.sync m16n8k16, ldmatrix, and cp.async
-where the tensors hold 16-bit elements). Exits 77 (skipped) when nvcc is not there.
+its PTX lacks the tensor-core path's instructions (mma.sync m16n8k16, ldmatrix,
+cp.async). Exits 77 (skipped) when nvcc is not there.
 """
 import os
 import re
@@ -48,14 +48,6 @@ def ptxas_reports(nvcc, archs, includes, source, work):
     return reports
 
 
-def required_instructions(kernel):
-    """The instructions a kernel's PTX must hold: f32 tensors (f32_on_tensor_cores, `using storage =
-    float` in its variant) are staged by plain loads that round them, not cp.async."""
-    with open(kernel[: -len(".cu")] + ".hpp") as variant:
-        rounds_f32 = "using storage = float;" in variant.read()
-    return [i for i in INSTRUCTIONS if not (rounds_f32 and i.startswith("cp.async"))]
-
-
 def ptx_entries(nvcc, arch, includes, source, work):
     """{kernel: its PTX body}."""
     ptx = os.path.join(work, "kernels.ptx")
@@ -94,7 +86,7 @@ def main():
             if stores or loads:
                 failures.append("%s spills on sm_%s" % (entry, arch))
         body = entries.get(entry, "")
-        for instruction in required_instructions(kernels[names.index(name)]):
+        for instruction in INSTRUCTIONS:
             if instruction not in body:
                 failures.append("%s: no %s in its PTX" % (entry, instruction))
     for failure in failures:

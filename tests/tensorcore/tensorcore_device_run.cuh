@@ -49,8 +49,8 @@ tensorcore_result run_tensorcore_on_device(const attention_problem& p,
                                            void (*kernel)(tensorcore::forward_params, Variant)) {
   device_memory memory;
   return run_tensorcore<Variant>(p, memory, [kernel](const tensorcore::forward_params& params, const Variant& variant) {
-    constexpr unsigned shared_bytes = tensorcore::forward_tiles<Variant::head_dim, Variant::warps>::shared_bytes;
-    const tensorcore::grid3 grid = tensorcore::forward_grid(params, tensorcore::forward_tiles<Variant::head_dim, Variant::warps>::rows);
+    constexpr unsigned shared_bytes = tensorcore::variant_tiles<Variant>::shared_bytes;
+    const tensorcore::grid3 grid = tensorcore::forward_grid(params, tensorcore::variant_tiles<Variant>::rows);
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
                "cudaFuncSetAttribute");
     kernel<<<dim3(grid.x, grid.y, grid.z), Variant::warps * 32, shared_bytes>>>(params, variant);

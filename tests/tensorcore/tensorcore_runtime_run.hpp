@@ -15,7 +15,7 @@ namespace attngen::testing {
 /// The record of a kernel of `Variant`'s shape (the fatbin is never read here).
 template <typename Variant>
 detail::tensorcore_kernel tensorcore_record() {
-  using tiles = tensorcore::forward_tiles<Variant::head_dim, Variant::warps>;
+  using tiles = tensorcore::variant_tiles<Variant>;
   static const unsigned char no_device_code = 0;
   return {&no_device_code, 1, "", tiles::rows, Variant::warps * 32, tiles::shared_bytes};
 }

@@ -95,6 +95,7 @@ std::string tensorcore_variant_header(const attention_desc& d, const std::string
          "struct " + name + "_tensorcore_variant : attngen::tensorcore::variant_state {\n"
          "  static constexpr attngen::tensorcore::element16 element = attngen::tensorcore::element16::" + element + ";\n"
          "  using storage = " + storage + ";\n"
+
          "  static constexpr int head_dim = " + std::to_string(d.qk_head_dim) + ";\n"
          "  static constexpr int warps = " + std::to_string(warps_per_block) + ";\n\n"
          "  ATTNGEN_TC_FN int key_end([[maybe_unused]] int last_query) const { return " + key_end + "; }\n"
@@ -122,7 +123,7 @@ std::string tensorcore_kernel_source(const attention_desc& d, const std::string&
 
 tensorcore_shape tensorcore_kernel_shape(const attention_desc& desc) {
   return {tensorcore::rows_per_warp * warps_per_block, 32 * warps_per_block,
-          tensorcore::forward_shared_bytes(desc.qk_head_dim)};
+          tensorcore::forward_shared_bytes(desc.qk_head_dim, desc.element_type == dtype::f32)};
 }
 
 }  // namespace attngen::codegen

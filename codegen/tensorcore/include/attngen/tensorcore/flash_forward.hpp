@@ -29,13 +29,19 @@
 
 namespace attngen::tensorcore {
 
+/// The block's shape of a variant's kernel.
+template <typename Variant>
+using variant_tiles =
+    forward_tiles<Variant::head_dim, Variant::warps, std::is_same_v<typename Variant::storage, float>>;
+
 /// One warp's part of block (x, y, z): its 16 rows against the block's key tiles. Every warp of the
 /// block calls it with the same block (the staging and barriers are the block's).
 template <element16 E, int D, int W, typename Variant>
 ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant, grid3 block, int warp,
                                 std::uint16_t* shared) {
-  using tiles = forward_tiles<D, W>;
   using storage = typename Variant::storage;
+  constexpr bool rounds_f32 = std::is_same_v<storage, float>;
+  using tiles = forward_tiles<D, W, rounds_f32>;
   constexpr int n_tiles = tiles::keys / 8, d_chunks = D / 16, out_tiles = D / 8;
   constexpr float log2e = 1.4426950408889634f, ln2 = 0.6931471805599453f;
   const int group = p.heads / p.kv_heads;
@@ -99,28 +105,45 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
 
   const storage* k_rows = static_cast<const storage*>(p.k) + batch * p.k_strides.batch + kv_head * p.k_strides.head;
   const storage* v_rows = static_cast<const storage*>(p.v) + batch * p.v_strides.batch + kv_head * p.v_strides.head;
-  // Tile t's K, then V, in stage t % stages of the shared memory.
+  // 16-bit tensors: tile t's K, then V, in stage t % stages of the shared memory, copied by cp.async
+  // while the tile before is computed. f32 tensors: the next tile's f32 rows are copied into a staging
+  // area behind the one 16-bit stage while this tile is computed, then rounded into the stage.
   auto k_tile_of = [&](int tile) { return shared + (tile % tiles::stages) * 2 * tiles::tile_elements; };
+  float* const f32_staging = reinterpret_cast<float*>(shared + 2 * tiles::tile_elements);
   auto stage = [&](int tile) {
-    std::uint16_t* k_tile = k_tile_of(tile);
     const int first_key = tile * tiles::keys;
     const int valid = p.key_length - first_key;
-    stage_rows<E>(k_tile, tiles::shared_row_stride, k_rows + first_key * p.k_strides.position, p.k_strides.position,
-               tiles::keys, D, valid);
-    stage_rows<E>(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_rows + first_key * p.v_strides.position,
-               p.v_strides.position, tiles::keys, D, valid);
+    const storage* k_source = k_rows + first_key * p.k_strides.position;
+    const storage* v_source = v_rows + first_key * p.v_strides.position;
+    if constexpr (rounds_f32) {
+      stage_f32_rows(f32_staging, k_source, p.k_strides.position, tiles::keys, D, valid);
+      stage_f32_rows(f32_staging + tiles::keys * D, v_source, p.v_strides.position, tiles::keys, D, valid);
+    } else {
+      std::uint16_t* k_tile = k_tile_of(tile);
+      stage_rows(k_tile, tiles::shared_row_stride, k_source, p.k_strides.position, tiles::keys, D, valid);
+      stage_rows(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_source, p.v_strides.position, tiles::keys,
+                 D, valid);
+    }
     commit_staging();
   };
   if (end_tile > 0) stage(0);
 
   for (int tile = 0; tile < end_tile; ++tile) {
-    if (tile + 1 < end_tile) {
-      stage(tile + 1);
-      wait_for_staging<1>();
-    } else {
+    if constexpr (rounds_f32) {
       wait_for_staging<0>();
+      block_barrier();
+      round_staged_rows<E>(shared, tiles::shared_row_stride, f32_staging, 2 * tiles::keys, D);
+      block_barrier();
+      if (tile + 1 < end_tile) stage(tile + 1);
+    } else {
+      if (tile + 1 < end_tile) {
+        stage(tile + 1);
+        wait_for_staging<1>();
+      } else {
+        wait_for_staging<0>();
+      }
+      block_barrier();
     }
-    block_barrier();
     const std::uint16_t* k_tile = k_tile_of(tile);
     const std::uint16_t* v_tile = k_tile + tiles::tile_elements;
     const int first_key = tile * tiles::keys;
@@ -252,8 +275,9 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
 }
 
 #if defined(__CUDACC__)
-/// A kernel's body: grid forward_grid(p, forward_tiles<D, W>::rows), W * 32 threads and
-/// forward_tiles<D, W>::shared_bytes of dynamic shared memory; each warp of each block runs forward_warp.
+/// A kernel's body: grid forward_grid(p, variant_tiles<Variant>::rows), W * 32 threads and
+/// variant_tiles<Variant>::shared_bytes of dynamic shared memory; each warp of each block runs
+/// forward_warp.
 template <element16 E, int D, int W, typename Variant>
 __device__ __forceinline__ void forward_block(const forward_params& p, const Variant& variant) {
   extern __shared__ __align__(16) std::uint16_t shared[];
@@ -265,9 +289,9 @@ __device__ __forceinline__ void forward_block(const forward_params& p, const Var
 /// implementations of the warp's instructions: what the tests check the tile code with.
 template <element16 E, int D, int W, typename Variant>
 void run_forward_on_host(const forward_params& p, const Variant& variant) {
-  using tiles = forward_tiles<D, W>;
+  using tiles = variant_tiles<Variant>;
   const grid3 grid = forward_grid(p, tiles::rows);
-  static thread_local std::uint16_t shared[tiles::shared_bytes / sizeof(std::uint16_t)];
+  alignas(16) static thread_local std::uint16_t shared[tiles::shared_bytes / sizeof(std::uint16_t)];
   for (int z = 0; z < grid.z; ++z)
     for (int y = 0; y < grid.y; ++y)
       for (int x = 0; x < grid.x; ++x)

@@ -40,22 +40,24 @@ inline constexpr int rows_per_warp = 16;
 inline constexpr int tile_keys = 64, tile_stages = 2;
 /// Shared memory rows padded by 16 bytes, so the 8 rows one ldmatrix reads start in distinct banks.
 constexpr int shared_row_stride(int head_dim) { return head_dim + 8; }
-/// Dynamic shared memory of a block: the K and V tiles of every stage.
-constexpr unsigned forward_shared_bytes(int head_dim) {
-  return unsigned(tile_stages * 2 * tile_keys * shared_row_stride(head_dim)) * 2u;
+/// Dynamic shared memory of a block: the K and V tiles of every stage; with f32 tensors
+/// (`rounds_f32`), one stage of 16-bit K and V tiles and the next tile's f32 rows in flight.
+constexpr unsigned forward_shared_bytes(int head_dim, bool rounds_f32) {
+  const unsigned tile_bytes = unsigned(2 * tile_keys * shared_row_stride(head_dim)) * 2u;
+  return rounds_f32 ? tile_bytes + unsigned(2 * tile_keys * head_dim) * 4u : tile_stages * tile_bytes;
 }
 
-/// The block's shape for head_dim D and W warps.
-template <int D, int W>
+/// The block's shape for head_dim D, W warps, and 16-bit or f32 (RoundsF32) tensors.
+template <int D, int W, bool RoundsF32>
 struct forward_tiles {
   static_assert(D % 16 == 0, "the tensor-core path takes head dims that are multiples of 16");
   static constexpr int warps = W;
   static constexpr int rows = rows_per_warp * W;
   static constexpr int keys = tile_keys;
   static constexpr int shared_row_stride = tensorcore::shared_row_stride(D);
-  static constexpr int stages = tile_stages;
+  static constexpr int stages = RoundsF32 ? 1 : tile_stages;
   static constexpr int tile_elements = keys * shared_row_stride;
-  static constexpr unsigned shared_bytes = forward_shared_bytes(D);
+  static constexpr unsigned shared_bytes = forward_shared_bytes(D, RoundsF32);
 };
 
 /// How a block's row slots map to (query, head): a block holds `heads` consecutive heads of one

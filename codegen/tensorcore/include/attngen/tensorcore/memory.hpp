@@ -5,8 +5,8 @@
 /// so staging is a plain copy and the barrier is nothing.
 ///
 /// Tensors hold 16-bit elements of the tensor cores' type E, or f32 elements (a description's
-/// f32_on_tensor_cores) that are rounded to E as they are read; outputs are stored in the tensors'
-/// type.
+/// f32_on_tensor_cores) that are rounded to E as they are read (K and V once staged in shared
+/// memory); outputs are stored in the tensors' type.
 
 #include <cstdint>
 #include <type_traits>
@@ -116,36 +116,49 @@ ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, cons
 #endif
 }
 
-/// The same from f32 rows, rounded to E on the way: each thread loads 4 elements, rounds and stores
-/// them, synchronously (cp.async copies bytes as they are). row_elements is a multiple of 4, and
-/// rows start 16-byte aligned.
-template <element16 E>
-ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const float* source,
-                              std::int64_t source_row_stride, int rows, int row_elements, int valid_rows) {
+/// Copies `rows` rows of `row_elements` f32 elements (a multiple of 4) from global memory, row r at
+/// `source + r * source_row_stride` (16-byte aligned), into consecutive shared memory rows; rows at
+/// or past `valid_rows` are zeros. Asynchronous on the device, as stage_rows.
+ATTNGEN_TC_FN void stage_f32_rows(float* shared, const float* source, std::int64_t source_row_stride, int rows,
+                                  int row_elements, int valid_rows) {
 #if defined(__CUDACC__)
   const int pieces_per_row = row_elements / 4;
   const int threads = int(blockDim.x);
   for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
     const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 4;
-    uint2 packed = make_uint2(0u, 0u);
-    if (row < valid_rows) {
-      const float4 values = *reinterpret_cast<const float4*>(source + row * source_row_stride + column);
-      packed = make_uint2(pack2<E>(values.x, values.y), pack2<E>(values.z, values.w));
-    }
-    *reinterpret_cast<uint2*>(shared + row * shared_row_stride + column) = packed;
+    const bool valid = row < valid_rows;
+    const float* from = valid ? source + row * source_row_stride + column : source;
+    const auto to = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared + row * row_elements + column));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from), "r"(valid ? 16 : 0));
+  }
+#else
+  for (int row = 0; row < rows; ++row) {
+    float* to = shared + row * row_elements;
+    if (row < valid_rows) std::memcpy(to, source + row * source_row_stride, sizeof(float) * row_elements);
+    else std::memset(to, 0, sizeof(float) * row_elements);
+  }
+#endif
+}
+
+/// Rounds `rows` staged f32 rows of `row_elements` (consecutive, from stage_f32_rows) to E into
+/// 16-bit rows `tile_row_stride` apart, the whole block taking 4 elements per thread at a time.
+template <element16 E>
+ATTNGEN_TC_FN void round_staged_rows(std::uint16_t* tile, int tile_row_stride, const float* staged, int rows,
+                                     int row_elements) {
+#if defined(__CUDACC__)
+  const int pieces_per_row = row_elements / 4;
+  const int threads = int(blockDim.x);
+  for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
+    const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 4;
+    const float4 values = *reinterpret_cast<const float4*>(staged + row * row_elements + column);
+    *reinterpret_cast<uint2*>(tile + row * tile_row_stride + column) =
+        make_uint2(pack2<E>(values.x, values.y), pack2<E>(values.z, values.w));
   }
 #else
   for (int row = 0; row < rows; ++row)
     for (int column = 0; column < row_elements; ++column)
-      shared[row * shared_row_stride + column] =
-          row < valid_rows ? std::uint16_t(pack2<E>(source[row * source_row_stride + column], 0.0f)) : 0;
+      tile[row * tile_row_stride + column] = std::uint16_t(pack2<E>(staged[row * row_elements + column], 0.0f));
 #endif
-}
-/// 16-bit rows need no rounding: the asynchronous copy above.
-template <element16 E>
-ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const std::uint16_t* source,
-                              std::int64_t source_row_stride, int rows, int row_elements, int valid_rows) {
-  stage_rows(shared, shared_row_stride, source, source_row_stride, rows, row_elements, valid_rows);
 }
 
 ATTNGEN_TC_FN void commit_staging() {
