@@ -39,6 +39,7 @@ std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc
   if (!args.lse.empty() && args.lse.strides[2] != 1 && args.lse.shape[2] > 1) return std::nullopt;
   if (!args.key_padding.empty() && args.key_padding.strides[1] != 1 && args.key_padding.shape[1] > 1)
     return std::nullopt;
+  if (!args.sinks.empty() && args.sinks.strides[0] != 1 && args.sinks.shape[0] > 1) return std::nullopt;
 
   tensorcore_launch launch{};
   tensorcore::forward_params& p = launch.params;
@@ -71,6 +72,7 @@ std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc
     variant.in.key_padding = static_cast<const std::uint8_t*>(args.key_padding.data);
     variant.in.key_padding_batch_stride = args.key_padding.strides[0];
   }
+  if (!args.sinks.empty()) variant.in.sinks = static_cast<const float*>(args.sinks.data);
   for (int n = 0; n < desc.captures.tensor_count; ++n) {
     const tensor_view& capture = args.captures[n];
     tensorcore::captured_view& view = variant.in.tensors[n];

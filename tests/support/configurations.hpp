@@ -876,6 +876,15 @@ inline constexpr operator_configuration operator_table[] = {
                  .mask_mod(prefix_lm(prefix) || (causal_mask(bottom_right) && sliding_window(40, 0)))
                  .score_mod(softcap(20.0f) + relative_position_bias(bias_table_17, 8) - score),
      .tensorcore = tensorcore_shapes},
+    {.name = "tensorcore_sinks_bf16",
+     .about = "bf16 GQA H4 KVH2 D64, attention sinks, causal bottom-right, key padding, LSE: rows that see no key",
+     .tags = "[tensorcore][sinks]",
+     .desc = gqa.element(dtype::bf16)
+                 .attention_sinks()
+                 .causal(bottom_right)
+                 .key_padding_mask(true_means_ignore)
+                 .return_lse(),
+     .tensorcore = tensorcore_shapes},
     // f32 descriptions on the tensor cores (f32_on_tensor_cores): their tensors read and written as
     // f32, rounded to the tensor cores' type inside the kernel; checked at that type's tolerance.
     {.name = "tensorcore_f32_as_bf16",

@@ -103,6 +103,7 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
   dense_mask_strides(d.additive_mask_shape, H, Lq, Lk, variant.in.mask_strides);
   variant.in.key_padding = memory.place(p.key_padding);
   variant.in.key_padding_batch_stride = Lk;
+  variant.in.sinks = memory.place(p.sinks);
   for (std::size_t n = 0; n < p.captures.size(); ++n) {
     tensorcore::captured_view& view = variant.in.tensors[n];
     const std::vector<int> shape = p.capture_shape(int(n));

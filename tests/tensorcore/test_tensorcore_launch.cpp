@@ -68,3 +68,29 @@ TEST_CASE("tensor-core launch: a kernel without tensor-core code takes the Halid
   attention_args args = device_args(call);
   CHECK_FALSE(attngen::detail::tensorcore_launch_of(mqa, args, attngen::detail::tensorcore_kernel{}).has_value());
 }
+
+TEST_CASE("tensor-core launch: f32 q rows (f32 on the tensor cores) not 8-byte aligned take the Halide code",
+          "[tensorcore]") {
+  constexpr attention_desc f32_as_bf16 = description_of<"tensorcore_f32_as_bf16">();
+  const auto record = tensorcore_record<tc_tensorcore_f32_as_bf16_tensorcore_variant>();
+  const attention_problem p = make_random_problem(f32_as_bf16, 1, 5, 9, 1);
+  aot_call call(p);
+  attention_args args = device_args(call);
+  REQUIRE(attngen::detail::tensorcore_launch_of(f32_as_bf16, args, record).has_value());
+  args.q.data = static_cast<float*>(args.q.data) + 1;
+  CHECK_FALSE(attngen::detail::tensorcore_launch_of(f32_as_bf16, args, record).has_value());
+}
+
+TEST_CASE("tensor-core launch: strided sinks take the Halide code, contiguous ones reach the variant", "[tensorcore]") {
+  constexpr attention_desc with_sinks = description_of<"tensorcore_sinks_bf16">();
+  const auto record = tensorcore_record<tc_tensorcore_sinks_bf16_tensorcore_variant>();
+  const attention_problem p = make_random_problem(with_sinks, 1, 5, 9, 1);
+  aot_call call(p);
+  attention_args args = device_args(call);
+  const auto launch = attngen::detail::tensorcore_launch_of(with_sinks, args, record);
+  REQUIRE(launch.has_value());
+  CHECK(launch->variant.in.sinks == args.sinks.data);
+  args.sinks.strides[0] = 2;
+  args.sinks.shape[0] = 2;
+  CHECK_FALSE(attngen::detail::tensorcore_launch_of(with_sinks, args, record).has_value());
+}

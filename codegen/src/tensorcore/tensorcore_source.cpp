@@ -63,7 +63,6 @@ std::string tensorcore_refusal(const attention_desc& d) {
            std::to_string(largest_head_dim);
   if (d.queries != query_layout::dense || d.kv != kv_layout::dense)
     return "ragged queries and KV-cache layouts run the Halide GPU code";
-  if (d.has_sinks) return "attention sinks run the Halide GPU code";
   if (d.global_positions) return "global positions run the Halide GPU code";
   return {};
 }

@@ -17,7 +17,8 @@
 ///   int plain_key_end(int first_query) const
 ///     the end of the keys whose score() is the scaled score itself for every query from that one
 ///     on: tiles before it skip score() and the masking (0 where every score needs them).
-/// score() is called on every lane with that lane's values (ATTNGEN_TC_FN).
+/// score() is called on every lane with that lane's values (ATTNGEN_TC_FN). The variant's inputs
+/// (variant_inputs) also carry the sinks, which the kernel itself adds at the end.
 
 #include <cstdint>
 #include <type_traits>
@@ -247,11 +248,20 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     block_barrier();
   }
 
-  // Normalise and store: a row that saw no key is 0 with lse -infinity.
+  // Normalise and store. A sink's logit (variant_inputs::sinks) joins the row's maximum and
+  // denominator and attends to nothing; a row that saw no key is 0, with lse its sink or -infinity.
+  const float* sinks = variant.in.sinks;
   ATTNGEN_TC_UNROLL
   for (int r = 0; r < 2; ++r) {
-    const lanes<float> total = quad_sum(running_sum[r]);
-    const lanes<float> inverse = each([](float t) { return t > 0.0f ? 1.0f / t : 0.0f; }, total);
+    const lanes<float> sink = each(
+        [&](int h, bool valid) { return sinks != nullptr && valid ? sinks[h] * log2e : -INFINITY; }, head[r],
+        row_valid[r]);
+    const lanes<float> row_max = max_of(running_max[r], sink);
+    const lanes<float> minus_base = each([](float m) { return m == -INFINITY ? 0.0f : -m; }, row_max);
+    // The keys' share of the denominator, rescaled to the row's maximum (0 where no key was seen).
+    const lanes<float> keys_share = exp2_of(running_max[r] + minus_base);
+    const lanes<float> total = quad_sum(running_sum[r]) * keys_share + exp2_of(sink + minus_base);
+    const lanes<float> inverse = each([](float k, float t) { return t > 0.0f ? k / t : 0.0f; }, keys_share, total);
     ATTNGEN_TC_UNROLL
     for (int f = 0; f < out_tiles; ++f) {
       const lanes<storage*> address = each(
@@ -264,7 +274,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     }
     if (p.lse != nullptr) {
       const lanes<float> lse = each(
-          [](float m, float t) { return t > 0.0f ? (m + log2f(t)) * ln2 : -INFINITY; }, running_max[r], total);
+          [](float m, float t) { return t > 0.0f ? (m + log2f(t)) * ln2 : -INFINITY; }, row_max, total);
       const lanes<float*> address = each(
           [&](int h, int q) { return p.lse + batch * p.lse_batch_stride + h * p.lse_head_stride + q; }, head[r],
           query[r]);

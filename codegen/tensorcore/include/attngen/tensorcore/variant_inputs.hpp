@@ -1,6 +1,6 @@
 #pragma once
 /// The run-time inputs a description's variant reads besides q, k and v: the additive mask, the key
-/// padding mask and the modifiers' captured tensors and scalars. The runtime fills one from a
+/// padding mask, the sinks and the modifiers' captured tensors and scalars. The runtime fills one from a
 /// call's arguments; the variant the emitter writes for the description reads it. Strides are in
 /// elements, outermost first; a broadcast dimension has stride 0.
 
@@ -23,6 +23,8 @@ struct variant_inputs {
   /// (B, Lk) bytes.
   const std::uint8_t* key_padding;
   std::int64_t key_padding_batch_stride;
+  /// (H) f32 logits of attention sinks, or null.
+  const float* sinks;
   captured_view tensors[max_tensors];
   float scalars[max_scalars];
 };

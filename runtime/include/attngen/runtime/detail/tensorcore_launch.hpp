@@ -33,8 +33,8 @@ struct tensorcore_launch {
 
 /// The launch of `kernel` for a valid call (validate(desc, args) passed, 0 < B, Lq, Lk) whose tensors
 /// are all CUDA device tensors laid out as the tile code reads them: head_dim contiguous, q and
-/// output rows aligned to two elements, K and V rows 16-byte aligned (cp.async), lse along Lq and
-/// key padding along Lk contiguous. Nothing for any other call, which runs the Halide CUDA code.
+/// output rows aligned to two elements, K and V rows 16-byte aligned (cp.async), lse along Lq, key
+/// padding along Lk and sinks contiguous. Nothing for any other call, which runs the Halide CUDA code.
 std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc, const attention_args& args,
                                                       const tensorcore_kernel& kernel);
 
