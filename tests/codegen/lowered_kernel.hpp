@@ -1,6 +1,6 @@
 #pragma once
-// The lowered code of a kernel's general variant (AVX2, as generated ahead of time), for tests that
-// read what Halide made of it.
+// The lowered code of a kernel variant (AVX2, as generated ahead of time), for tests that read what
+// Halide made of it.
 
 #include <functional>
 
@@ -13,14 +13,13 @@
 namespace attngen::testing {
 
 /// `add_passes` adds custom lowering passes to the pipeline before it is lowered.
-inline Halide::Module lowered_general_kernel(const attention_desc& desc,
-                                             const std::function<void(Halide::Pipeline&)>& add_passes) {
+inline Halide::Module lowered_kernel(const attention_desc& desc, kernel_variant variant,
+                                     const std::function<void(Halide::Pipeline&)>& add_passes = {}) {
   const Halide::Target target("x86-64-linux-avx2-fma-f16c-user_context-no_runtime-no_bounds_query");
-  codegen::attention_algorithm a =
-      codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, target, kernel_variant::general));
+  codegen::attention_algorithm a = codegen::define_attention(desc, codegen::cpu_variant_blocking(desc, target, variant));
   codegen::schedule_cpu(a);
   Halide::Pipeline pipeline(a.outputs());
-  add_passes(pipeline);
+  if (add_passes) add_passes(pipeline);
   return pipeline.compile_to_module(a.arguments(), "kernel", target);
 }
 

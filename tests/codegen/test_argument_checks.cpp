@@ -23,7 +23,7 @@ const std::set<std::string> checks_made_by_runtime = {
 
 // The Halide runtime functions that the lowered checks of a kernel report through.
 std::set<std::string> reported_errors(const attention_desc& desc, bool called_by_runtime) {
-  const Halide::Module module = testing::lowered_general_kernel(desc, [&](Halide::Pipeline& pipeline) {
+  const Halide::Module module = testing::lowered_kernel(desc, kernel_variant::general, [&](Halide::Pipeline& pipeline) {
     if (called_by_runtime) leave_argument_checks_to_runtime(pipeline);
   });
   struct check_collector : Halide::Internal::IRVisitor {

@@ -351,10 +351,21 @@ void define_inputs(attention_algorithm& a, const tile_indices& at) {
     a.query_tile(d, ii, it, g, b) = cast<bfloat16_t>(query);
   else
     a.query_tile(d, ii, it, g, b) = cast<float>(query) * scale;
+  Expr key = cast<float>(a.sources.k(d, g, at.key_clamped, b));
+  Expr value = cast<float>(a.sources.v(e, g, at.key_clamped, b));
+  if (a.tiles.prefetch_keys_ahead > 0 && a.sources.k_prefetch.defined()) {
+    const Expr key_ahead = clamp(at.key + a.tiles.prefetch_keys_ahead, 0, a.sources.key_length - 1);
+    auto after_prefetch = [](const Expr& prefetch, const Expr& read) {
+      return Internal::Call::make(read.type(), Internal::Call::return_second, {prefetch, read},
+                                  Internal::Call::PureIntrinsic);
+    };
+    key = after_prefetch(a.sources.k_prefetch(d, g, key_ahead, b), key);
+    value = after_prefetch(a.sources.v_prefetch(e, g, key_ahead, b), value);
+  }
   a.key_block = Func("key_block");
-  a.key_block(j, d, kb, g, b) = cast<float>(a.sources.k(d, g, at.key_clamped, b));
+  a.key_block(j, d, kb, g, b) = key;
   a.value_block = Func("value_block");
-  a.value_block(j, e, kb, g, b) = cast<float>(a.sources.v(e, g, at.key_clamped, b));
+  a.value_block(j, e, kb, g, b) = value;
   if (a.tiles.bf16_dot_products) {
     const Var p = a.p, pair = a.pair;
     a.key_pairs = Func("key_pairs");
@@ -670,6 +681,17 @@ struct cache_reads {
   ImageParam k, v, k_scale, v_scale, page_table, kv_lengths;
 };
 
+// Evaluating it prefetches the cache line that holds `tensor`'s element at `coordinates` (Halide's
+// prefetch intrinsic, whose offset counts units of its type: 4 bytes). An int of no meaning.
+Expr prefetch_line(const ImageParam& tensor, const std::vector<Expr>& coordinates) {
+  Expr offset = cast<int64_t>(0);
+  for (int i = 0; i < tensor.dimensions(); ++i)
+    offset += cast<int64_t>(coordinates[std::size_t(i)] - tensor.dim(i).min()) * tensor.dim(i).stride();
+  const Expr units = offset * tensor.type().bytes() / 4;
+  const Expr base = Internal::Variable::make(Handle(), tensor.name(), tensor.parameter());
+  return Internal::Call::make(Int(32), Internal::Call::prefetch, {base, units, 1, 1}, Internal::Call::Intrinsic);
+}
+
 cache_reads define_cache_sources(const attention_desc& desc, bool as_bits, const ImageParam& q, attention_sources& src) {
   const dtype element = desc.effective_kv_element();
   const bool bits = as_bits && element == dtype::bf16;
@@ -707,6 +729,8 @@ cache_reads define_cache_sources(const attention_desc& desc, bool as_bits, const
   }
   src.k(d, g, j, b) = key;
   src.v(d, g, j, b) = value;
+  src.k_prefetch(d, g, j, b) = prefetch_line(c.k, {d, g, token_inner, token_outer});
+  src.v_prefetch(d, g, j, b) = prefetch_line(c.v, {d, g, token_inner, token_outer});
   return c;
 }
 

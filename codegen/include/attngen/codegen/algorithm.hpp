@@ -85,6 +85,10 @@ struct blocking {
   /// (as FlashAttention and oneDNN do). For bf16 descriptions with keys in lanes on targets with
   /// AVX512-BF16 (takes_bf16_dot_products in attngen/codegen/targets.hpp).
   bool bf16_dot_products = false;
+  /// K and V rows are prefetched (software prefetch) this many keys ahead of the key whose row a
+  /// stage reads, through the page table where paged: the hardware prefetchers stop at every page
+  /// and 4 KiB boundary of a cache whose pages lie anywhere. 0: no prefetch.
+  int prefetch_keys_ahead = 0;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -120,6 +124,9 @@ struct attention_sources {
   Halide::Func q;  ///< (d, h, i, b)
   Halide::Func k;  ///< (d, g, j, b)
   Halide::Func v;  ///< (e, g, j, b)
+  /// (d, g, j, b), an int of no meaning whose evaluation prefetches the cache line that holds K's
+  /// (V's) element at (d, g, j, b), through the page table where paged (clamped like the reads).
+  Halide::Func k_prefetch, v_prefetch;
   Halide::Expr query_length, key_length;
   /// A bound on key_length that loop extents can use (key_length may be read from a buffer, which
   /// Halide's reduction domains cannot be bounded by); undefined: key_length itself.
