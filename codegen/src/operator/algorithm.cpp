@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -351,8 +352,10 @@ void define_inputs(attention_algorithm& a, const tile_indices& at) {
     a.query_tile(d, ii, it, g, b) = cast<bfloat16_t>(query);
   else
     a.query_tile(d, ii, it, g, b) = cast<float>(query) * scale;
+  const bool stages_elements = a.tiles.stage_value_elements && a.sources.v_stored.defined();
   Expr key = cast<float>(a.sources.k(d, g, at.key_clamped, b));
-  Expr value = cast<float>(a.sources.v(e, g, at.key_clamped, b));
+  Expr value = stages_elements ? a.sources.v_stored(e, g, at.key_clamped, b)
+                                : cast<float>(a.sources.v(e, g, at.key_clamped, b));
   if (a.tiles.prefetch_keys_ahead > 0 && a.sources.k_prefetch.defined()) {
     const Expr key_ahead = clamp(at.key + a.tiles.prefetch_keys_ahead, 0, a.sources.key_length - 1);
     auto after_prefetch = [](const Expr& prefetch, const Expr& read) {
@@ -361,6 +364,11 @@ void define_inputs(attention_algorithm& a, const tile_indices& at) {
     };
     key = after_prefetch(a.sources.k_prefetch(d, g, key_ahead, b), key);
     value = after_prefetch(a.sources.v_prefetch(e, g, key_ahead, b), value);
+  }
+  if (stages_elements) {
+    a.value_elements = Func("value_elements");
+    a.value_elements(j, e, kb, g, b) = value;
+    value = a.sources.v_of_stored(a.value_elements(j, e, kb, g, b), g, at.key_clamped, b);
   }
   a.key_block = Func("key_block");
   a.key_block(j, d, kb, g, b) = key;
@@ -704,7 +712,7 @@ cache_reads define_cache_sources(const attention_desc& desc, bool as_bits, const
     c.v_scale = ImageParam(Float(32), 3, "v_scale");
   }
   if (desc.has_kv_lengths()) c.kv_lengths = ImageParam(Int(32), 1, "kv_lengths");
-  auto widened = [&](Expr stored) { return bits ? float_of_bfloat16_bits(stored) : cast<float>(stored); };
+  auto widened = [=](Expr stored) { return bits ? float_of_bfloat16_bits(stored) : cast<float>(stored); };
   Var d("d"), g("g"), j("j"), b("b");
   // A token's place: (j, b) dense (the runtime cuts k and v to the sequence's keys), (row, page) paged.
   Expr token_inner = j, token_outer = b;
@@ -722,13 +730,16 @@ cache_reads define_cache_sources(const attention_desc& desc, bool as_bits, const
     src.key_length = c.k.dim(2).extent();
   }
   Expr key = widened(c.k(d, g, token_inner, token_outer));
-  Expr value = widened(c.v(d, g, token_inner, token_outer));
-  if (desc.has_kv_scales()) {
-    key *= c.k_scale(g, token_inner, token_outer);
-    value *= c.v_scale(g, token_inner, token_outer);
-  }
+  if (desc.has_kv_scales()) key *= c.k_scale(g, token_inner, token_outer);
   src.k(d, g, j, b) = key;
-  src.v(d, g, j, b) = value;
+  src.v_stored(d, g, j, b) = c.v(d, g, token_inner, token_outer);
+  src.v_of_stored = [=](Expr stored, Expr kv_head, Expr key_index, Expr batch) {
+    Expr value = widened(std::move(stored));
+    if (!desc.has_kv_scales()) return value;
+    const std::map<std::string, Expr> at = {{j.name(), key_index}, {b.name(), batch}};
+    return value * c.v_scale(kv_head, substitute(at, token_inner), substitute(at, token_outer));
+  };
+  src.v(d, g, j, b) = src.v_of_stored(src.v_stored(d, g, j, b), g, j, b);
   src.k_prefetch(d, g, j, b) = prefetch_line(c.k, {d, g, token_inner, token_outer});
   src.v_prefetch(d, g, j, b) = prefetch_line(c.v, {d, g, token_inner, token_outer});
   return c;

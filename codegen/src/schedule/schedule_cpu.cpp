@@ -430,9 +430,11 @@ void schedule_cpu(attention_algorithm& a) {
   if (split_keys && a.tiles.kv_heads_in_task) {
     const LoopLevel split_task(a.state, sgb);
     schedule_block_funcs(a, a.blocks, split_task, split_task, LoopLevel(a.state, io));
-    // The split's values staged once as float, read in the cache's order (each key's row of every kv
-    // head) and stored by kv head, so that the weight x V register tiles read each head's rows densely.
-    a.value_block.compute_at(split_task)
+    // The split's values staged once (in the cache's element type where value_elements is defined),
+    // read in the cache's order (each key's row of every kv head) and stored by kv head, so that the
+    // weight x V register tiles read each head's rows densely.
+    Func staged_values = a.value_elements.defined() ? a.value_elements : a.value_block;
+    staged_values.compute_at(split_task)
         .store_in(MemoryType::Stack)
         .bound(a.j, 0, a.tiles.key_block)
         .bound(a.g, 0, a.desc.effective_kv_heads())

@@ -89,6 +89,9 @@ struct blocking {
   /// stage reads, through the page table where paged: the hardware prefetchers stop at every page
   /// and 4 KiB boundary of a cache whose pages lie anywhere. 0: no prefetch.
   int prefetch_keys_ahead = 0;
+  /// V is staged per split in the cache's own element type (attention_algorithm::value_elements)
+  /// and widened, dequantised, where weight x V reads it, rather than staged as float.
+  bool stage_value_elements = false;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
@@ -127,6 +130,11 @@ struct attention_sources {
   /// (d, g, j, b), an int of no meaning whose evaluation prefetches the cache line that holds K's
   /// (V's) element at (d, g, j, b), through the page table where paged (clamped like the reads).
   Halide::Func k_prefetch, v_prefetch;
+  /// (e, g, j, b): V's elements as the cache stores them, and `v_of_stored`, the float value of such
+  /// an element of kv head g at key j of batch b (widened; times its row's scale for int8).
+  /// Undefined where V is another pipeline's Func.
+  Halide::Func v_stored;
+  std::function<Halide::Expr(Halide::Expr stored, Halide::Expr g, Halide::Expr j, Halide::Expr b)> v_of_stored;
   Halide::Expr query_length, key_length;
   /// A bound on key_length that loop extents can use (key_length may be read from a buffer, which
   /// Halide's reduction domains cannot be bounded by); undefined: key_length itself.
@@ -221,6 +229,8 @@ struct attention_algorithm {
   Halide::Func clamped_keys;
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
   Halide::Func value_block;     ///< (j, e, kb, g, b): value blocks as float (inlined on CPUs, staged on GPUs)
+  /// (j, e, kb, g, b): value blocks in the cache's element type, with blocking::stage_value_elements
+  Halide::Func value_elements;
   /// With bf16_dot_products, K and V as bf16 pairs, each pair one 32-bit lane of a dot product:
   /// (p, j, dp, kb, g, b) is element 2 dp + p of key j; (p, e, jp, kb, g, b) feature e of key 2 jp + p.
   /// The query tile is then q unscaled, as bf16 (the scale multiplies the dot products).
