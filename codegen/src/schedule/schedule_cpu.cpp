@@ -25,7 +25,7 @@ int most_vectors_per_row(int lanes) { return lanes >= 16 ? 4 : 2; }
 // Rows per register tile: 4 where the tile's rows allow.
 int register_tile_rows(int tile_rows) { return tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1; }
 
-// K (and the query tile's layout) as the q.k layout wants them; f16 V as float where K is staged.
+// K (and the query tile's layout) as the q.k layout wants them; V as float where blocking::stage_values asks.
 void stage_keys(attention_algorithm& a, const LoopLevel& task) {
   const int lanes = a.tiles.lanes;
   switch (a.tiles.qk) {
@@ -60,10 +60,7 @@ void stage_keys(attention_algorithm& a, const LoopLevel& task) {
       // K read where it is.
       return;
   }
-  if (a.desc.effective_kv_element() == dtype::f16) {
-    // f16 V converted once per task, as K is, rather than in every tile's weight x V: Halide 14
-    // converts f16 with integer code, not vcvtph2ps (prefill_gqa_f16: 228 GFLOP/s inlined, 393 staged,
-    // f32 398 in the same run).
+  if (a.tiles.stage_values) {
     a.value_block.compute_at(task)
         .bound(a.j, 0, a.tiles.key_block)
         .reorder_storage(a.e, a.j)

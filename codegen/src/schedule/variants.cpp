@@ -100,6 +100,13 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
   tiles.visibility_slice = 0;
   tiles.bf16_dot_products =
       tiles.qk == qk_layout::keys_in_lanes && !tiles.split_per_block && takes_bf16_dot_products(desc, target);
+  // V staged per task for the variants that stage K (the bf16 tier stages its pairs instead). Staged
+  // against read in place (2 interleaved runs, 2026-11-27): prefill_chunk (paged, B1 H32/8 D128 Lq512
+  // Lk4096) 0.45 -> 0.69 of peak, the page lookup per key and row having tripled weight x V's
+  // instructions; dense with rows 4 KiB apart: ragged_prefill -15% time, long_causal -4%,
+  // prefill_mha_causal -4%, prefill_gqa -2%; f16 V (Halide 14 widens f16 with integer code, not
+  // vcvtph2ps): prefill_gqa_f16 228 GFLOP/s in place, 393 staged, f32 398.
+  tiles.stage_values = tiles.qk != qk_layout::along_head_dim && !tiles.bf16_dot_products;
   // The f32 tiling serves bf16 dot products too. prefill_gqa_bf16 (B1 H32/8 D128 L2048, GFLOP/s):
   // 512-key blocks 729-737, 256 709-718, 1024 668-672; 64-row tiles 742 but causal 607-630 (632-636).
   return tiles;
@@ -133,6 +140,9 @@ blocking cpu_module_variant_blocking(const mha_desc& desc, const Halide::Target&
   // JIT, that module's attention part took 0.102 ms without it against 0.077 ms at B16 L10 S10, and
   // the whole call 1.99 against 1.89 ms (min of 5 interleaved); at B4 L64 S64 2.53 against 2.47 ms.
   tiles.first_block_starts_state = false;
+  // A module's V is its projection's output, laid out for the attention: staging it measured no
+  // faster (module_cross_gqa 13.9-14.4 against 13.4 ms, module_self within noise); f16 is still widened once.
+  tiles.stage_values = tiles.stage_values && desc.attention_operator().effective_kv_element() == dtype::f16;
   return tiles;
 }
 

@@ -92,6 +92,9 @@ struct blocking {
   /// V is staged per split in the cache's own element type (attention_algorithm::value_elements)
   /// and widened, dequantised, where weight x V reads it, rather than staged as float.
   bool stage_value_elements = false;
+  /// V is staged as float once per task (value_block, like K), so that every tile's weight x V reads
+  /// dense rows: not through the page table, not widened from f16, not KVH x D apart.
+  bool stage_values = false;
 
   /// Rows of a tile: queries_per_tile x group size.
   int rows(const attention_desc& desc) const { return queries_per_tile * desc.group_size(); }
