@@ -85,8 +85,7 @@ void schedule_register_tiles(Func& total, const std::vector<Func>& partials, con
 void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
   const int lanes = target.natural_vector_size<float>();
   const int query_tile = a.tiles.query_tile;
-  // The keys' and values' float copies, once per call: O(L x D) each. Queries and the output's
-  // gradient are read in place.
+  // The keys' and values' float copies, once per call: O(L x D) each.
   a.keys_by_row.compute_root().parallel(a.b).parallel(a.g).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
   for (Func* by_key : {&a.keys_by_key, &a.values_by_key}) {
     Var task("task"), keys_outer("keys_outer"), keys_inner("keys_inner"), features_outer("features_outer"),
@@ -98,6 +97,17 @@ void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
         .parallel(task)
         .vectorize(keys_inner)
         .vectorize(features_inner);
+  }
+  // Queries and the output's gradient as float, each head's rows together, once per call: stored ones
+  // lie H x D apart (often 16 KiB, one L1 set), and the tile sums read a tile's rows as vectors.
+  // Backward time, 2 interleaved runs: train_gqa_causal 102-105 -> 94-98 ms, train_mha 51-52 -> 47-51.
+  for (Func* rows : {&a.queries, &a.output_gradient}) {
+    const Var feature = rows->args()[0];
+    rows->compute_root()
+        .reorder_storage(feature, a.i, a.h, a.b)
+        .reorder(feature, a.i, a.h, a.b)
+        .parallel(a.h)
+        .vectorize(feature, lanes, TailStrategy::GuardWithIf);
   }
   // delta: each row's dot product as vectors along the features, reduced across their lanes.
   RVar features_outer("features_outer"), features_inner("features_inner");
