@@ -46,6 +46,7 @@ linear_funcs define_linear(const std::string& name, const Func& x, int groups, E
   f.weight_transposed = Func(name + "_weight_t");
   f.weight_transposed(n, c) = weight(c, min(n, outputs - 1));
   f.reduction = RDom(0, per_group, 0, groups, name + "_r");
+  f.outputs = outputs;
   const Expr row = clamp(i, 0, rows - 1);
   const Expr input = groups == 1 ? x(f.reduction.x, row, b) : x(f.reduction.x, f.reduction.y, row, b);
   f.product = Func(name + "_product");

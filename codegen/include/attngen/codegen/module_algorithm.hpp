@@ -36,6 +36,7 @@ struct linear_funcs {
   Halide::Func product;            ///< (n, i, b): the sum over c
   Halide::Func result;             ///< (n, i, b): product + bias, as float
   Halide::RDom reduction;          ///< over c: (feature within group, group)
+  Halide::Expr outputs;            ///< output features (n's extent)
 };
 
 /// Every Func and parameter of one module kernel, so a schedule can reach them.
