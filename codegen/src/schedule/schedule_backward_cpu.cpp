@@ -1,6 +1,7 @@
 #include "attngen/codegen/backward.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace attngen::codegen {
