@@ -43,6 +43,7 @@ linear_funcs define_linear(const std::string& name, const Func& x, int groups, E
   const Var n = m.n, c = m.c, i = m.i, b = m.b;
   const Expr per_group = inputs / groups;
   linear_funcs f;
+  f.weight = weight;
   f.weight_transposed = Func(name + "_weight_t");
   f.weight_transposed(n, c) = weight(c, min(n, outputs - 1));
   f.reduction = RDom(0, per_group, 0, groups, name + "_r");

@@ -32,6 +32,7 @@ using attngen::takes_dropout_scalars;
 
 /// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in).
 struct linear_funcs {
+  Halide::Func weight;             ///< (c, n): W as the layer holds it, PyTorch's (out, in) layout
   Halide::Func weight_transposed;  ///< (n, c): W with outputs innermost, so outputs vectorise
   Halide::Func product;            ///< (n, i, b): the sum over c
   Halide::Func result;             ///< (n, i, b): product + bias, as float
