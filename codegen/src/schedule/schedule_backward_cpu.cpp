@@ -167,7 +167,7 @@ void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
   // 91-92 ms, unpadded); the dQ tasks, which would copy every block once per query tile, read the
   // padded rows in place: 3 interleaved runs against copying there too, train_gqa_causal 84.1-85.0
   // -> 78.2-81.0 ms, train_mha 43.8-46.4 -> 42.7-45.2 (without the dK/dV copy: 80.6-82.3, 43.9-44.6).
-  const Expr key_blocks = (a.forward.sources.key_length + a.tiles.key_block - 1) / a.tiles.key_block;
+  const Expr key_blocks = a.query_columns.x.extent();  // a dQ task's columns are the key blocks
   for (Func* by_key : {&a.keys_by_key, &a.values_by_key})
     by_key->bound_storage(a.j, (key_blocks + 1) * a.tiles.key_block + lanes);
   a.keys_by_key.in(a.for_keys.dot).compute_at(a.dv, a.jb).vectorize(a.j, lanes, TailStrategy::GuardWithIf);

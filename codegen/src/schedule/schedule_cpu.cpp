@@ -321,10 +321,10 @@ int qk_register_tile_keys(const attention_desc& desc, const blocking& tiles) {
     case qk_layout::keys_in_lanes:
       return vectors_per_tile(tiles.key_block, tiles.lanes, most_vectors_per_row(tiles.lanes)) * tiles.lanes;
     case qk_layout::rows_in_lanes:
-      // Accumulators for two FMAs a cycle over their latency: 16 with AVX-512's 32 registers (against
-      // 8, 2 interleaved runs: prefill_chunk 0.67-0.68 -> 0.70 of peak, prefill_mha_causal -1.5% time,
-      // ragged_prefill within noise); 8 with 16 registers (more spilled on AVX2).
-      return std::max(1, (tiles.lanes >= 16 ? 16 : 8) / (tiles.rows(desc) / tiles.lanes));
+      // As many accumulators as a keys-in-lanes tile's 4 rows x most_vectors_per_row: 16 with AVX-512's
+      // 32 registers (against 8, 2 interleaved runs: prefill_chunk 0.67-0.68 -> 0.70 of peak,
+      // prefill_mha_causal -1.5% time, ragged_prefill within noise); 8 with 16 (more spilled on AVX2).
+      return std::max(1, 4 * most_vectors_per_row(tiles.lanes) / (tiles.rows(desc) / tiles.lanes));
     case qk_layout::along_head_dim: break;
   }
   return 1;

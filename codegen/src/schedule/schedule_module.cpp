@@ -21,15 +21,16 @@ void schedule_linear_part(module_algorithm& m, int lanes) {
   const int tile_rows = lanes >= 16 ? 8 : 4;
   const int tile_outputs = 2 * lanes;
   Var no("no"), ni("ni"), io("io"), ii("ii"), task("task");
-  // W transposed by tiles of lanes x 16 inputs: a tile's rows of W loaded as vectors, then each
+  // W transposed by tiles of lanes x inputs_per_tile: a tile's rows of W loaded as vectors, then each
   // vector of outputs read across them (shuffles, where each was gathered element by element; 3
   // interleaved runs: module_cross_gqa 12.2-12.5 -> 11.7-11.9 ms, projections 0.69-0.71 -> 0.73-0.76
   // of peak; module_self within noise). Its rows are padded by a vector: unpadded, a panel of 32
   // outputs has its rows E x 4 bytes apart (2 or 4 KiB, one L1 set).
   const Var c = f.weight_transposed.args()[1];
+  const int inputs_per_tile = 16;
   Var co("co"), ci("ci"), wo("wo"), wi("wi");
   f.weight_transposed.compute_root()
-      .split(c, co, ci, 16, TailStrategy::GuardWithIf)
+      .split(c, co, ci, inputs_per_tile, TailStrategy::GuardWithIf)
       .split(n, wo, wi, lanes, TailStrategy::RoundUp)
       .reorder(wi, ci, wo, co)
       .vectorize(wi)
@@ -37,7 +38,8 @@ void schedule_linear_part(module_algorithm& m, int lanes) {
       .parallel(co)
       .bound_storage(n, (f.outputs + tile_outputs - 1) / tile_outputs * tile_outputs + lanes);
   Func weight_rows = f.weight.in(f.weight_transposed);
-  weight_rows.compute_at(f.weight_transposed, wo).vectorize(weight_rows.args()[0], 16, TailStrategy::GuardWithIf);
+  weight_rows.compute_at(f.weight_transposed, wo)
+      .vectorize(weight_rows.args()[0], inputs_per_tile, TailStrategy::GuardWithIf);
   // A task is 8 row tiles, which reuse each panel while it is in L2 (a task per tile streamed all of W
   // per tile). With the padding, 2 interleaved runs: module_self 4.02-4.19 -> 3.18-3.20 ms
   // (projections 0.64-0.66 -> 0.87 of peak), module_cross_gqa (E1024) 14.9-15.1 -> 12.3-12.4 (0.55 -> 0.70).
