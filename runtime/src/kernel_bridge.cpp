@@ -48,7 +48,7 @@ status call_kernel(const attention_desc& desc, const attention_args& args, const
                    const int* batch_dims, const call_extents& extents, const attention_kernel& kernel,
                    device_kind device, call_context& context) {
   const kernel_variant variant = choose_variant(extents.queries, extents.keys, desc.group_size(), desc.is_causal(),
-                                                kernel.short_queries_per_tile);
+                                                kernel.single_query_threshold);
   generated_entry entry = nullptr;
   const kernel_entries<generated_entry> entries{kernel.cpu_variants[int(variant)], kernel.cuda, kernel.opencl};
   if (status s = entry_for(device, entries, "q", entry); !s) return s;
@@ -225,12 +225,12 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
   }
 }
 
-kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile) {
+kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int single_query_threshold) {
   const tensor_view& key = desc.self_attn ? args.query : args.key;
   if (args.query.rank != 3 || key.rank != 3) return kernel_variant::general;
   const module_lengths lengths = lengths_of(args, desc);
   return choose_module_variant(lengths.queries, lengths.keys, desc.num_heads / desc.effective_kv_heads(),
-                               desc.is_causal(), short_queries_per_tile, desc.self_attn);
+                               desc.is_causal(), single_query_threshold, desc.self_attn);
 }
 
 status finish_call(call_context& context, int result, const char* what) {

@@ -17,7 +17,7 @@ TEST_CASE("decoding one query with GQA groups of 4 uses single_query tiles", "[r
   STATIC_REQUIRE(choose_variant(1, 4096, 4, not_causal, 4) == kernel_variant::single_query);
 }
 
-TEST_CASE("two queries per 4-query tile with groups of 4 use single_query tiles", "[runtime][variants]") {
+TEST_CASE("two queries below a threshold of 4 with groups of 4 use single_query tiles", "[runtime][variants]") {
   STATIC_REQUIRE(choose_variant(2, 4096, 4, not_causal, 4) == kernel_variant::single_query);
 }
 
@@ -67,15 +67,16 @@ TEST_CASE("a cross-attention module decoding one query uses single_query tiles",
 
 namespace {
 // Whether every self-attention length up to 4096 (with 0 to 2 appended keys, in groups of 1 to 16
-// heads, tiles of 1 to 16 queries) chooses a variant that plain choose_variant would take there
-// too, except single_query, which becomes short_keys only where short_keys serves.
+// heads, single_query thresholds of 1 to 16 queries) chooses a variant that plain choose_variant
+// would take there too, except single_query, which becomes short_keys only where short_keys serves.
 constexpr bool self_attention_choices_are_plain_ones_or_short_keys() {
-  for (int tile = 1; tile <= 16; ++tile)
+  for (int threshold = 1; threshold <= 16; ++threshold)
     for (int group = 1; group <= 16; group *= 2)
       for (std::int64_t length = 1; length <= 4096; ++length)
         for (int extra = 0; extra <= 2; ++extra) {
-          const kernel_variant plain = choose_variant(length, length + extra, group, not_causal, tile);
-          const kernel_variant module = choose_module_variant(length, length + extra, group, not_causal, tile, true);
+          const kernel_variant plain = choose_variant(length, length + extra, group, not_causal, threshold);
+          const kernel_variant module =
+              choose_module_variant(length, length + extra, group, not_causal, threshold, true);
           if (plain == kernel_variant::single_query) {
             if (module != kernel_variant::short_keys || length + extra > attngen::short_keys_max_length) return false;
           } else if (module != plain) {

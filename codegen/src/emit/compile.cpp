@@ -412,20 +412,19 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
 void finish_kernel(const kernel_request& request) {
   const resolved_request r = resolve(request);
   merge_cpu_libraries(request, r);
-  // The variant rule needs the short_queries tiling's queries per tile, taken from the most capable
-  // target (the others' lanes divide its lanes, so their tiles hold as many or fewer queries).
-  const int short_queries_per_tile =
-      cpu_variant_blocking(r.op, r.targets.front(), kernel_variant::short_queries).queries_per_tile;
+  // The variant rule's single_query threshold, taken from the most capable target (the others' lanes
+  // divide its lanes, so their thresholds are as low or lower).
+  const int single_query_threshold = codegen::single_query_threshold(r.op, r.targets.front());
   // A self-attention module without single_query relies on short_keys serving what it would take.
-  if (r.module && r.module->self_attn && short_queries_per_tile + 1 + r.module->extra_keys() > short_keys_max_length)
-    throw std::logic_error("short_queries tiles of " + std::to_string(short_queries_per_tile) +
+  if (r.module && r.module->self_attn && single_query_threshold + 1 + r.module->extra_keys() > short_keys_max_length)
+    throw std::logic_error("a single_query threshold of " + std::to_string(single_query_threshold) +
                            " queries: self-attention modules would need single_query");
   std::vector<std::vector<visibility_grid>> variant_tiles;
   if (!r.module && needs_visibility_table(r.op)) variant_tiles = cpu_variant_tiles(r.op, r.targets);
   const wrapper_sources wrapper =
-      r.module ? emit_module_wrapper(request.name, request.cpp_namespace, *r.module, short_queries_per_tile,
+      r.module ? emit_module_wrapper(request.name, request.cpp_namespace, *r.module, single_query_threshold,
                                      r.target_names, r.gpu_apis, r.gpu_target_names)
-               : emit_wrapper(request.name, request.cpp_namespace, r.op, short_queries_per_tile, variant_tiles,
+               : emit_wrapper(request.name, request.cpp_namespace, r.op, single_query_threshold, variant_tiles,
                               r.target_names, r.gpu_apis, r.gpu_target_names);
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);

@@ -166,7 +166,7 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const std::string& cpp_namespace,
-                     int short_queries_per_tile, const std::vector<std::string>& target_names) {
+                     int single_query_threshold, const std::vector<std::string>& target_names) {
   const std::string targets = joined(target_names);
   const std::string open_ns = cpp_namespace.empty() ? "" : "namespace " + cpp_namespace + " {\n\n";
   const std::string close_ns = cpp_namespace.empty() ? "" : "\n}  // namespace " + cpp_namespace + "\n";
@@ -255,7 +255,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   if (kind.module) {
     // A module's CPU code is its variant's attention between the parts every variant shares, each
     // named by its part (attngen::detail::module_cpu_parts).
-    c << "  const auto variant = attngen::detail::variant_for(args, description, " << short_queries_per_tile << ");\n";
+    c << "  const auto variant = attngen::detail::variant_for(args, description, " << single_query_threshold << ");\n";
     std::string cpu_entry = "{.attention = variants[int(variant)]";
     for (const auto& f : kind.shared) cpu_entry += ", ." + f.part + " = &" + call(f.part);
     cpu_entry += "}";
@@ -285,7 +285,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       visibility = "visibility";
     }
     c << "  static constexpr " << kind.entries_type << " kernel{variants, " << visibility << ", "
-      << short_queries_per_tile << ", " << gpu_entry("cuda") << ", " << gpu_entry("opencl") << ", "
+      << single_query_threshold << ", " << gpu_entry("cuda") << ", " << gpu_entry("opencl") << ", "
       << (tensorcore ? "&" + name + "_tensorcore_kernel" : std::string("nullptr")) << "};\n"
       << "  return " << kind.run_function << "(description, args, kernel);\n}\n";
   }
@@ -359,7 +359,7 @@ std::string buffer_arguments(int first, int count) {
 }  // namespace
 
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int short_queries_per_tile,
+                             int single_query_threshold,
                              const std::vector<std::vector<visibility_grid>>& visibility_tiles,
                              const std::vector<std::string>& target_names,
                              const std::vector<std::string>& gpu_apis, const std::vector<std::string>& gpu_target_names) {
@@ -405,11 +405,11 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
     std::tie(kind.backward_typed_parameters, kind.backward_typed_body) =
         typed_call(backward, desc.captures, "attngen::detail::attention_backward_args_of", ", gpu", "backward");
   }
-  return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
+  return emit(kind, name, cpp_namespace, single_query_threshold, target_names);
 }
 
 wrapper_sources emit_module_wrapper(const std::string& name, const std::string& cpp_namespace, const mha_desc& desc,
-                                    int short_queries_per_tile, const std::vector<std::string>& target_names,
+                                    int single_query_threshold, const std::vector<std::string>& target_names,
                                     const std::vector<std::string>& gpu_apis,
                                     const std::vector<std::string>& gpu_target_names) {
   const module_argument_table arguments = kernel_arguments(desc);
@@ -470,7 +470,7 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
   kind.typed_body = "  const attngen::tensor_view tensors[] = {" + tensors + "};\n" +
                     "  return run(attngen::detail::mha_args_of(description, tensors, weights, " +
                     (dropout ? "training, seed" : "false, 0") + ", gpu));\n";
-  return emit(kind, name, cpp_namespace, short_queries_per_tile, target_names);
+  return emit(kind, name, cpp_namespace, single_query_threshold, target_names);
 }
 
 }  // namespace attngen::codegen

@@ -30,14 +30,26 @@ int decode_keys_prefetched_ahead(const attention_desc& desc) {
 }
 
 // Rows in lanes need whole vectors of rows: the fewest queries per tile that give a multiple of the
-// lanes and at least 16 rows.
-int queries_for_rows_in_lanes(int group, int lanes) {
-  const int step = lanes / std::gcd(lanes, group);
-  int queries = step;
-  while (queries * group < 16) queries += step;
+// lanes and at least `rows`, doubled from the fewest that give whole vectors, so that the tiles of a
+// kernel's targets (lanes dividing each other) nest, as its visibility table needs (12 and 16
+// queries would not, in groups of 3 with 4 and 16 lanes).
+int queries_for_rows_in_lanes(int group, int lanes, int rows) {
+  int queries = lanes / std::gcd(lanes, group);
+  while (queries * group < rows) queries *= 2;
   return queries;
 }
+
+// Rows of a short_queries tile. 32 against 16, 4 interleaved pairs: prefill_chunk (B1 H32/8 D128
+// Lq512 Lk4096, paged) 81.6-83.3 against 84.8-86.5 ms; prefill_mha_causal, ragged_prefill, modules same.
+constexpr int short_queries_rows = 32;
+
+// The fewest rows a rows-in-lanes tile fills well; single_query serves calls of fewer queries.
+constexpr int rows_in_lanes_min_rows = 16;
 }  // namespace
+
+int single_query_threshold(const attention_desc& desc, const Halide::Target& target) {
+  return queries_for_rows_in_lanes(desc.group_size(), cpu_blocking(desc, target).lanes, rows_in_lanes_min_rows);
+}
 
 blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& target, kernel_variant variant) {
   blocking tiles = cpu_blocking(desc, target);
@@ -55,10 +67,13 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
       break;
     case kernel_variant::short_queries:
       tiles.qk = qk_layout::rows_in_lanes;
-      tiles.queries_per_tile = queries_for_rows_in_lanes(desc.group_size(), tiles.lanes);
+      tiles.queries_per_tile = queries_for_rows_in_lanes(desc.group_size(), tiles.lanes, short_queries_rows);
       // 256 keys, measured in GFLOP/s for 64/256/512 keys: B4 H16 D64 L512 causal 134/140/123, B1 H16
       // D64 L2048 causal 152/166/160; without causality B2 H16 D64 L1024 173 (128 keys)/179/180.
-      tiles.key_block = 16 * tiles.lanes;
+      // A paged cache's short calls are prefill chunks and speculative steps against a longer cached
+      // prefix: 512 keys, prefill_chunk (B1 H32/8 D128 Lq512 Lk4096) 76.5-79.6 against 80.7-83.0 ms,
+      // 3 interleaved runs (prefill_mha_causal, Lk = Lq, 7.6-8.0 against 7.3-7.6 ms).
+      tiles.key_block = (desc.is_paged() ? 32 : 16) * tiles.lanes;
       // Rows in lanes: a captured tensor read at the query is a vector of rows. Gathered, measured as
       // fast as the dense loads (example 03's modifiers, B4 H8/2 D64 L256, 4 interleaved runs: 1.85-2.37
       // ms gathered, 2.14-3.62 ms dense).

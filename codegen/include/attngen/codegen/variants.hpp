@@ -15,6 +15,10 @@ namespace attngen::codegen {
 /// Blocking of `variant` for `desc` on a CPU target.
 blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& target, kernel_variant variant);
 
+/// Queries below which the runtime may take single_query for `desc` on `target` (choose_variant):
+/// the fewest that fill a 16-row short_queries tile, whatever rows that variant's tiles hold.
+int single_query_threshold(const attention_desc& desc, const Halide::Target& target);
+
 /// The tiles of each variant on each of a kernel's CPU targets, `[variant][target]`: the visibility
 /// table's part (visibility_table.hpp) gives each target a slice on its tiles.
 std::vector<std::vector<visibility_grid>> cpu_variant_tiles(const attention_desc& desc,

@@ -24,7 +24,7 @@ struct wrapper_sources {
 /// variant. Calls on a GPU go to the functions of `gpu_apis` ("cuda", "opencl"), whose targets
 /// `gpu_target_names` are recorded too.
 wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_namespace, const attention_desc& desc,
-                             int short_queries_per_tile,
+                             int single_query_threshold,
                              const std::vector<std::vector<visibility_grid>>& visibility_tiles,
                              const std::vector<std::string>& target_names,
                              const std::vector<std::string>& gpu_apis = {},
@@ -34,7 +34,7 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
 /// attention between the parts every variant shares (codegen::cpu_module_parts); a GPU function is the
 /// whole module.
 wrapper_sources emit_module_wrapper(const std::string& name, const std::string& cpp_namespace, const mha_desc& desc,
-                                    int short_queries_per_tile, const std::vector<std::string>& target_names,
+                                    int single_query_threshold, const std::vector<std::string>& target_names,
                                     const std::vector<std::string>& gpu_apis = {},
                                     const std::vector<std::string>& gpu_target_names = {});
 

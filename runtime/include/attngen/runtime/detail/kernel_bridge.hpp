@@ -50,7 +50,7 @@ struct visibility_entry {
 struct attention_kernel {
   const generated_entry* cpu_variants = nullptr;  ///< kernel_variant_count of them
   const visibility_entry* visibility = nullptr;   ///< kernel_variant_count of them, or null
-  int short_queries_per_tile = 1;                 ///< of the CPU targets (choose_variant)
+  int single_query_threshold = 1;                 ///< of the CPU targets (choose_variant)
   generated_entry cuda = nullptr;                 ///< null when the kernel has no CUDA code
   generated_entry opencl = nullptr;               ///< null when the kernel has no OpenCL code
   /// With CUDA code: the tensor-core forward pass, which calls on CUDA device tensors laid out for it
@@ -115,6 +115,6 @@ status run_module_backward(const mha_desc& desc, const mha_backward_args& args,
                            const kernel_entries<generated_module_entry>& entries) noexcept;
 
 /// The kernel variant for a module call's shape (any variant when the arguments are malformed).
-kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int short_queries_per_tile);
+kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int single_query_threshold);
 
 }  // namespace attngen::detail

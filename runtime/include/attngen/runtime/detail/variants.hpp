@@ -38,17 +38,17 @@ constexpr const char* name_of(kernel_variant v) {
 inline constexpr std::int64_t keys_in_lanes_min_rows_per_key = 2048;
 
 /// The variant that wastes least for Lq queries and Lk keys with GQA groups of `group_size` heads.
-/// A short_queries tile holds `short_queries_per_tile` queries; a single-query tile holds
-/// `group_size` rows, and below 4 rows its register tiles are up to 4x less efficient. single_query
-/// streams K and V once per query, so it serves only fewer queries than one short_queries tile, and
-/// then when that tile's unused rows cost more than its own penalty (measured at B1 H32 KVH8 D128,
-/// Lq = Lk = 1023, AVX-512: general 55 ms, single_query 127 ms). Under causality each key serves half
-/// the rows.
+/// `single_query_threshold` is the fewest queries that fill a 16-row short_queries tile (that
+/// variant's tiles may hold more); a single-query tile holds `group_size` rows, and below 4 rows its
+/// register tiles are up to 4x less efficient. single_query streams K and V once per query, so it
+/// serves only fewer queries than the threshold, and then when a 16-row tile's unused rows would cost
+/// more than its own penalty (measured at B1 H32 KVH8 D128, Lq = Lk = 1023, AVX-512: general 55 ms,
+/// single_query 127 ms). Under causality each key serves half the rows.
 constexpr kernel_variant choose_variant(std::int64_t query_length, std::int64_t key_length, int group_size,
-                                        bool causal, int short_queries_per_tile) {
+                                        bool causal, int single_query_threshold) {
   const std::int64_t single_query_penalty = group_size >= 4 ? 1 : 4 / group_size;
-  if (query_length > 0 && query_length < short_queries_per_tile &&
-      short_queries_per_tile > query_length * single_query_penalty)
+  if (query_length > 0 && query_length < single_query_threshold &&
+      single_query_threshold > query_length * single_query_penalty)
     return kernel_variant::single_query;
   if (key_length <= short_keys_max_length) return kernel_variant::short_keys;
   const std::int64_t rows_per_key = query_length * group_size / (causal ? 2 : 1);
@@ -57,8 +57,8 @@ constexpr kernel_variant choose_variant(std::int64_t query_length, std::int64_t 
 }
 
 /// Whether a module generates `variant`. A self-attention module's keys are its queries, plus at
-/// most two appended keys: choose_variant takes single_query only for fewer queries than a
-/// short_queries tile (at most 16 on any CPU target), so for at most 17 keys, where short_keys
+/// most two appended keys: choose_variant takes single_query only for fewer queries than its
+/// threshold (at most 16 on any CPU target), so for at most 17 keys, where short_keys
 /// serves as well. Such modules are generated without single_query, saving its build cost.
 constexpr bool module_has_variant(kernel_variant variant, bool self_attention) {
   return !(self_attention && variant == kernel_variant::single_query);
@@ -66,8 +66,8 @@ constexpr bool module_has_variant(kernel_variant variant, bool self_attention) {
 
 /// choose_variant for a module call: short_keys where a self-attention module lacks single_query.
 constexpr kernel_variant choose_module_variant(std::int64_t query_length, std::int64_t key_length, int group_size,
-                                               bool causal, int short_queries_per_tile, bool self_attention) {
-  const kernel_variant chosen = choose_variant(query_length, key_length, group_size, causal, short_queries_per_tile);
+                                               bool causal, int single_query_threshold, bool self_attention) {
+  const kernel_variant chosen = choose_variant(query_length, key_length, group_size, causal, single_query_threshold);
   return module_has_variant(chosen, self_attention) ? chosen : kernel_variant::short_keys;
 }
 
