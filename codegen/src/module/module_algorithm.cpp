@@ -37,9 +37,11 @@ Expr sequence_at(const module_algorithm& m, const ImageParam& t, Expr feature, E
 // `x` is (c, i, b), or with `groups` > 1 (c within group, group, i, b) as the attention's output is.
 // Reads of rows, outputs and weights are clamped into range, so the schedule may compute whole tiles
 // past the ends (their results are never read).
-// `weight` is (c, n) float, PyTorch's (out, in) layout; `bias` (n) float, or undefined.
+// `weight` is (c, n) float, PyTorch's (out, in) layout; `bias` (n) float, or undefined. With
+// `panel_outputs`, the product reads W in panels of that many outputs (linear_funcs::weight_panels).
 linear_funcs define_linear(const std::string& name, const Func& x, int groups, Expr rows, const Func& weight,
-                           const Func& bias, Expr inputs, Expr outputs, const module_algorithm& m) {
+                           const Func& bias, Expr inputs, Expr outputs, const module_algorithm& m,
+                           int panel_outputs = 0) {
   const Var n = m.n, c = m.c, i = m.i, b = m.b;
   const Expr per_group = inputs / groups;
   linear_funcs f;
@@ -52,7 +54,15 @@ linear_funcs define_linear(const std::string& name, const Func& x, int groups, E
   const Expr input = groups == 1 ? x(f.reduction.x, row, b) : x(f.reduction.x, f.reduction.y, row, b);
   f.product = Func(name + "_product");
   f.product(n, i, b) = 0.0f;
-  f.product(n, i, b) += input * f.weight_transposed(n, f.reduction.y * per_group + f.reduction.x);
+  const Expr feature = f.reduction.y * per_group + f.reduction.x;
+  Expr weight_at = f.weight_transposed(n, feature);
+  if (panel_outputs > 0) {
+    const Var within("within"), panel("panel");
+    f.weight_panels = Func(name + "_weight_panels");
+    f.weight_panels(within, c, panel) = weight(c, min(panel * panel_outputs + within, outputs - 1));
+    weight_at = f.weight_panels(n % panel_outputs, feature, n / panel_outputs);
+  }
+  f.product(n, i, b) += input * weight_at;
   f.result = Func(name);
   f.result(n, i, b) = bias.defined() ? f.product(n, i, b) + bias(min(n, outputs - 1)) : f.product(n, i, b);
   return f;
@@ -228,8 +238,8 @@ void define_in_projection(module_algorithm& m) {
 }
 
 // A projection part: one linear layer over x (c, i, b) of `input` elements to (n, i, b) of `output`
-// elements, its extents the weight's.
-void define_linear_part(module_algorithm& m, Type output) {
+// elements, its extents the weight's, W in panels of one register tile's outputs for `lanes` lanes.
+void define_linear_part(module_algorithm& m, Type output, int lanes) {
   const Var c = m.c, n = m.n, i = m.i, b = m.b;
   m.linear_input = input_of(m, module_slot::x);
   m.linear_weight = input_of(m, module_slot::weight);
@@ -239,7 +249,7 @@ void define_linear_part(module_algorithm& m, Type output) {
   const Expr rows = m.linear_input.dim(1).extent();
   m.linear = define_linear("linear", x, 1, rows, float_matrix(m, m.linear_weight),
                            float_vector(m, m.linear_bias), m.linear_weight.dim(0).extent(),
-                           m.linear_weight.dim(1).extent(), m);
+                           m.linear_weight.dim(1).extent(), m, linear_tile_outputs(lanes));
   m.output = Func("output");
   m.output(n, i, b) = cast(output, m.linear.result(n, i, b));
 }
@@ -427,11 +437,11 @@ module_algorithm define_module(const mha_desc& desc, const blocking& tiles, bool
   const bool whole = part == module_part::whole;
 
   if (part == module_part::projection) {
-    define_linear_part(m, Float(32));
+    define_linear_part(m, Float(32), tiles.lanes);
     return m;
   }
   if (part == module_part::out_projection) {
-    define_linear_part(m, element);
+    define_linear_part(m, element, tiles.lanes);
     return m;
   }
   if (whole || part == module_part::backward) {

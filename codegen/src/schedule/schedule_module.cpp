@@ -19,30 +19,31 @@ void schedule_linear_part(module_algorithm& m, int lanes) {
   linear_funcs& f = m.linear;
   const Var n = m.n, i = m.i, b = m.b;
   const int tile_rows = lanes >= 16 ? 8 : 4;
-  const int tile_outputs = 2 * lanes;
+  const int tile_outputs = linear_tile_outputs(lanes);
   Var no("no"), ni("ni"), io("io"), ii("ii"), task("task");
-  // W transposed by tiles of lanes x inputs_per_tile: a tile's rows of W loaded as vectors, then each
-  // vector of outputs read across them (shuffles, where each was gathered element by element; 3
-  // interleaved runs: module_cross_gqa 12.2-12.5 -> 11.7-11.9 ms, projections 0.69-0.71 -> 0.73-0.76
-  // of peak; module_self within noise). Its rows are padded by a vector: unpadded, a panel of 32
-  // outputs has its rows E x 4 bytes apart (2 or 4 KiB, one L1 set).
-  const Var c = f.weight_transposed.args()[1];
+  // W transposed in panels of a tile's outputs, so that a tile streams its panel as one dense run
+  // (with W transposed whole, each input's 32 outputs lay a row of W^T apart, 2 or 4 KiB: against
+  // that, 4 interleaved runs: module_cross_gqa 11.1-11.8 against 11.6-12.1 ms, module_self 3.18-3.38
+  // against 3.32-3.53). Transposed by tiles of lanes x inputs_per_tile: a tile's rows of W loaded as
+  // vectors, then each vector of outputs read across them (shuffles, where each was gathered element
+  // by element: module_cross_gqa 12.2-12.5 -> 11.7-11.9 ms).
+  const Var within = f.weight_panels.args()[0], c = f.weight_panels.args()[1], panel = f.weight_panels.args()[2];
   const int inputs_per_tile = 16;
   Var co("co"), ci("ci"), wo("wo"), wi("wi");
-  f.weight_transposed.compute_root()
+  f.weight_panels.compute_root()
+      .bound(within, 0, tile_outputs)
       .split(c, co, ci, inputs_per_tile, TailStrategy::GuardWithIf)
-      .split(n, wo, wi, lanes, TailStrategy::RoundUp)
-      .reorder(wi, ci, wo, co)
+      .split(within, wo, wi, lanes)
+      .reorder(wi, ci, wo, panel, co)
       .vectorize(wi)
       .unroll(ci)
-      .parallel(co)
-      .bound_storage(n, (f.outputs + tile_outputs - 1) / tile_outputs * tile_outputs + lanes);
-  Func weight_rows = f.weight.in(f.weight_transposed);
-  weight_rows.compute_at(f.weight_transposed, wo)
+      .parallel(co);
+  Func weight_rows = f.weight.in(f.weight_panels);
+  weight_rows.compute_at(f.weight_panels, wo)
       .vectorize(weight_rows.args()[0], inputs_per_tile, TailStrategy::GuardWithIf);
   // A task is 8 row tiles, which reuse each panel while it is in L2 (a task per tile streamed all of W
-  // per tile). With the padding, 2 interleaved runs: module_self 4.02-4.19 -> 3.18-3.20 ms
-  // (projections 0.64-0.66 -> 0.87 of peak), module_cross_gqa (E1024) 14.9-15.1 -> 12.3-12.4 (0.55 -> 0.70).
+  // per tile). With W^T's rows padded off one L1 set, 2 interleaved runs: module_self 4.02-4.19 ->
+  // 3.18-3.20 ms (projections 0.64-0.66 -> 0.87 of peak), module_cross_gqa (E1024) 14.9-15.1 -> 12.3-12.4.
   Var iob("iob");
   m.output.split(n, no, ni, tile_outputs, TailStrategy::GuardWithIf)
       .split(i, io, ii, tile_rows, TailStrategy::GuardWithIf)
@@ -51,7 +52,9 @@ void schedule_linear_part(module_algorithm& m, int lanes) {
       .fuse(iob, b, task)
       .parallel(task)
       .vectorize(ni, lanes);
+  // Aligned, a tile's outputs are one panel's, and its reads of the panel are dense vectors.
   f.product.compute_at(m.output, io)
+      .align_bounds(n, tile_outputs)
       .bound_extent(n, tile_outputs)
       .bound_extent(i, tile_rows)
       .vectorize(n, lanes)

@@ -31,9 +31,16 @@ using attngen::cpu_module_parts;
 using attngen::takes_dropout_scalars;
 
 /// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in).
+/// Outputs per register tile of the CPU linear parts with `lanes` float lanes: two vectors.
+constexpr int linear_tile_outputs(int lanes) { return 2 * lanes; }
+
 struct linear_funcs {
   Halide::Func weight;             ///< (c, n): W as the layer holds it, PyTorch's (out, in) layout
   Halide::Func weight_transposed;  ///< (n, c): W with outputs innermost, so outputs vectorise
+  /// (n within its panel, c, panel): W transposed in panels of linear_tile_outputs outputs, each panel
+  /// one dense run that a register tile streams in order; defined only for the CPU linear parts,
+  /// whose products read it instead of weight_transposed
+  Halide::Func weight_panels;
   Halide::Func product;            ///< (n, i, b): the sum over c
   Halide::Func result;             ///< (n, i, b): product + bias, as float
   Halide::RDom reduction;          ///< over c: (feature within group, group)
