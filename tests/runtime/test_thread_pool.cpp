@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -138,6 +139,9 @@ TEST_CASE("thread pool: a child of fork() runs its loops on a pool of its own", 
   set_num_threads(2);
   loop_record before(64);
   REQUIRE(run_loop(before) == 0);  // the parent's workers are running
+  // Forked only once they wait asleep: a worker still starting may hold the allocator's lock under
+  // ASan (clang 15 does not take it around fork), and the child's first allocation would wait forever.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const pid_t child = fork();
   if (child == 0) {
     // Long enough (about 20 ms) that a worker of the child's own takes part; the exit stops it.
