@@ -46,21 +46,22 @@ linear_funcs define_linear(const std::string& name, const Func& x, int groups, E
   const Expr per_group = inputs / groups;
   linear_funcs f;
   f.weight = weight;
-  f.weight_transposed = Func(name + "_weight_t");
-  f.weight_transposed(n, c) = weight(c, min(n, outputs - 1));
   f.reduction = RDom(0, per_group, 0, groups, name + "_r");
-  f.outputs = outputs;
   const Expr row = clamp(i, 0, rows - 1);
   const Expr input = groups == 1 ? x(f.reduction.x, row, b) : x(f.reduction.x, f.reduction.y, row, b);
   f.product = Func(name + "_product");
   f.product(n, i, b) = 0.0f;
   const Expr feature = f.reduction.y * per_group + f.reduction.x;
-  Expr weight_at = f.weight_transposed(n, feature);
+  Expr weight_at;
   if (panel_outputs > 0) {
     const Var within("within"), panel("panel");
     f.weight_panels = Func(name + "_weight_panels");
     f.weight_panels(within, c, panel) = weight(c, min(panel * panel_outputs + within, outputs - 1));
     weight_at = f.weight_panels(n % panel_outputs, feature, n / panel_outputs);
+  } else {
+    f.weight_transposed = Func(name + "_weight_t");
+    f.weight_transposed(n, c) = weight(c, min(n, outputs - 1));
+    weight_at = f.weight_transposed(n, feature);
   }
   f.product(n, i, b) += input * weight_at;
   f.result = Func(name);

@@ -29,10 +29,10 @@ int decode_keys_prefetched_ahead(const attention_desc& desc) {
   return std::max(1, decode_prefetch_bytes_ahead / row_bytes);
 }
 
-// Rows in lanes need whole vectors of rows: the fewest queries per tile that give a multiple of the
-// lanes and at least `rows`, doubled from the fewest that give whole vectors, so that the tiles of a
-// kernel's targets (lanes dividing each other) nest, as its visibility table needs (12 and 16
-// queries would not, in groups of 3 with 4 and 16 lanes).
+// Rows in lanes need whole vectors of rows: the fewest queries that give whole vectors, doubled
+// until they give at least `rows`. Doubling (not stepping) keeps the tiles of a kernel's targets
+// (lanes dividing each other) nested, as its visibility table needs (stepping gave 12 and 16
+// queries in groups of 3 with 4 and 16 lanes).
 int queries_for_rows_in_lanes(int group, int lanes, int rows) {
   int queries = lanes / std::gcd(lanes, group);
   while (queries * group < rows) queries *= 2;

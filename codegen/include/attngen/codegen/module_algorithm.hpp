@@ -30,21 +30,20 @@ using attngen::module_part;
 using attngen::cpu_module_parts;
 using attngen::takes_dropout_scalars;
 
-/// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in).
 /// Outputs per register tile of the CPU linear parts with `lanes` float lanes: two vectors.
 constexpr int linear_tile_outputs(int lanes) { return 2 * lanes; }
 
+/// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in). The
+/// product reads W transposed, whole or in panels: one of weight_transposed and weight_panels is defined.
 struct linear_funcs {
   Halide::Func weight;             ///< (c, n): W as the layer holds it, PyTorch's (out, in) layout
   Halide::Func weight_transposed;  ///< (n, c): W with outputs innermost, so outputs vectorise
   /// (n within its panel, c, panel): W transposed in panels of linear_tile_outputs outputs, each panel
-  /// one dense run that a register tile streams in order; defined only for the CPU linear parts,
-  /// whose products read it instead of weight_transposed
+  /// one dense run that a register tile streams in order; the CPU linear parts' layout
   Halide::Func weight_panels;
   Halide::Func product;            ///< (n, i, b): the sum over c
   Halide::Func result;             ///< (n, i, b): product + bias, as float
   Halide::RDom reduction;          ///< over c: (feature within group, group)
-  Halide::Expr outputs;            ///< output features (n's extent)
 };
 
 /// Every Func and parameter of one module kernel, so a schedule can reach them.
