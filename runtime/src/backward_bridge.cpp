@@ -8,6 +8,8 @@
 #include "argument_checks.hpp"
 #include "attngen/runtime/attention_backward_call.hpp"
 #include "attngen/runtime/detail/kernel_bridge.hpp"
+#include "attngen/runtime/detail/thread_pool.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 #include "backward_views.hpp"
 #include "call_context.hpp"
 #include "caught_exception.hpp"
@@ -38,14 +40,24 @@ attention_backward_args attention_backward_args_of(const attention_desc& desc, c
   return args;
 }
 
+template <typename Entry>
+kernel_entries<Entry> backward_entries<Entry>::for_tasks(std::int64_t tasks) const {
+  const bool one_pass = choose_backward_passes(tasks, pool_threads()) == backward_passes::one;
+  return {one_pass ? cpu_one_pass : cpu_two_passes, cuda, opencl};
+}
+
+template struct backward_entries<generated_entry>;
+template struct backward_entries<generated_module_entry>;
+
 namespace {
 
 status run_backward_call(const attention_desc& desc, const attention_backward_args& args,
-                         const kernel_entries<generated_entry>& entries) {
+                         const backward_entries<generated_entry>& entries) {
   if (status s = validate(desc, args); !s) return s;
   const device_kind device = device_of_call(args.q, args.gpu);
   generated_entry entry = nullptr;
-  if (status s = entry_for(device, entries, "q", entry); !s) return s;
+  if (status s = entry_for(device, entries.for_tasks(args.q.shape[0] * desc.effective_kv_heads()), "q", entry); !s)
+    return s;
   call_context context = context_for(device, args.gpu);
   gpu_call gpu(context, device);
   const backward_argument_table_type arguments = backward_arguments(desc);
@@ -76,7 +88,7 @@ status run_backward_call(const attention_desc& desc, const attention_backward_ar
 }  // namespace
 
 status run_attention_backward(const attention_desc& desc, const attention_backward_args& args,
-                              const kernel_entries<generated_entry>& entries) noexcept {
+                              const backward_entries<generated_entry>& entries) noexcept {
   try {
     return run_backward_call(desc, args, entries);
   } catch (...) {

@@ -15,15 +15,16 @@ namespace attngen::detail {
 namespace {
 
 status run_module_backward_call(const mha_desc& desc, const mha_backward_args& args,
-                                const kernel_entries<generated_module_entry>& entries) {
+                                const backward_entries<generated_module_entry>& entries) {
   if (status s = validate(desc, args); !s) return s;
   const device_kind device = device_of_call(args.query, args.gpu);
+  const module_lengths lengths = lengths_of(args, desc);
   generated_module_entry entry = nullptr;
-  if (status s = entry_for(device, entries, "query", entry); !s) return s;
+  if (status s = entry_for(device, entries.for_tasks(lengths.batch * desc.effective_kv_heads()), "query", entry); !s)
+    return s;
   call_context context = context_for(device, args.gpu);
   gpu_call gpu(context, device);
   const module_argument_table arguments = module_backward_arguments(desc);
-  const module_lengths lengths = lengths_of(args, desc);
   if (lengths.batch == 0 || lengths.queries == 0) {
     // No output row: every gradient is 0.
     for (const module_argument& argument : arguments)
@@ -47,7 +48,7 @@ status run_module_backward_call(const mha_desc& desc, const mha_backward_args& a
 }  // namespace
 
 status run_module_backward(const mha_desc& desc, const mha_backward_args& args,
-                           const kernel_entries<generated_module_entry>& entries) noexcept {
+                           const backward_entries<generated_module_entry>& entries) noexcept {
   try {
     return run_module_backward_call(desc, args, entries);
   } catch (...) {

@@ -89,6 +89,8 @@ class spinning_pool {
     return l.result.load();
   }
 
+  int threads() const { return configured_threads(requested_threads_); }
+
   void set_threads(int threads) {
     std::lock_guard<std::mutex> owner(run_mutex_);
     stop_workers();
@@ -227,5 +229,7 @@ void install_thread_pool() {
 }
 
 void set_pool_threads(int threads) { pool().set_threads(threads); }
+
+int pool_threads() { return pool().threads(); }
 
 }  // namespace attngen::detail

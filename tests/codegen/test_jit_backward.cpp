@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,8 @@ namespace {
 
 class jit_backward_kernel {
  public:
-  explicit jit_backward_kernel(const attention_desc& desc)
-      : algorithm_(codegen::define_attention_backward(desc, codegen::backward_blocking{})) {
+  jit_backward_kernel(const attention_desc& desc, bool one_pass)
+      : algorithm_(codegen::define_attention_backward(desc, codegen::cpu_backward_blocking(one_pass))) {
     const Halide::Target target = codegen::running_cpu_target();
     codegen::schedule_backward_cpu(algorithm_, target);
     pipeline_ = Halide::Pipeline(algorithm_.outputs());
@@ -98,24 +99,41 @@ reference_result as_written(const attention_problem& p, reference_result r) {
   return r;
 }
 
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The CPU schedule's one pass against the reference, and its two passes (the runtime's choice when
+// threads outnumber the one pass's tasks) against the one pass, bit for bit: the bits must not depend
+// on the number of threads.
 void check_backward(const attention_desc& desc, const short_list<shape, 3>& shapes) {
-  jit_backward_kernel kernel(desc);
+  jit_backward_kernel one_pass(desc, true), two_passes(desc, false);
   std::uint32_t seed = 11;
   for (const shape& s : shapes) {
     const attention_problem p = make_random_problem(desc, s.batch, s.query_length, s.key_length, seed++);
     const reference_result forward = as_written(p, reference_attention(p));
     const std::vector<float> d_output = make_random_output_gradient(p, seed);
     const reference_gradients expected = reference_attention_backward(p, d_output);
-    const kernel_gradients got = kernel.run(p, forward, d_output);
+    const kernel_gradients got = one_pass.run(p, forward, d_output);
     INFO(p.name());
     for (const std::string& failure : gradient_failures(p, expected, got)) CHECK(failure == "");
+    const kernel_gradients got_in_two = two_passes.run(p, forward, d_output);
+    CHECK(same_bits(got_in_two.dq, got.dq));
+    CHECK(same_bits(got_in_two.dk, got.dk));
+    CHECK(same_bits(got_in_two.dv, got.dv));
+    CHECK(same_bits(got_in_two.d_sinks, got.d_sinks));
+    CHECK(got_in_two.d_captures.size() == got.d_captures.size());
+    for (std::size_t t = 0; t < std::min(got.d_captures.size(), got_in_two.d_captures.size()); ++t)
+      CHECK(same_bits(got_in_two.d_captures[t], got.d_captures[t]));
+    CHECK(same_bits(got_in_two.d_scalars, got.d_scalars));
   }
 }
 
 const bool registered = [] {
   for (const operator_configuration& c : operator_configurations)
     if (!c.backward.empty())
-      register_test_case(title(c) + ": the backward's dq, dk and dv match float64 at " + sizes_text(c.backward),
+      register_test_case(title(c) + ": the backward's dq, dk and dv match float64 at " + sizes_text(c.backward) +
+                             ", in one pass and in two alike to the bit",
                          "[codegen][backward]" + std::string(c.tags), [&c] { check_backward(c.desc, c.backward); });
   return true;
 }();

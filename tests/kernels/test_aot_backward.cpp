@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aot_backward_softcap_sinks.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 #include "compiled_kernels.hpp"
 #include "kernels/aot_backward_call.hpp"
 #include "kernels/aot_call.hpp"
@@ -106,9 +107,13 @@ TEST_CASE("AOT backward's typed call writes the same gradients as its args call"
   CHECK(typed.d_scalars() == by_args.d_scalars());
 }
 
-TEST_CASE("AOT backward writes the same bits with 1, 2 and 8 threads", "[aot][backward]") {
+TEST_CASE("AOT backward writes the same bits with 1, 2 and 8 threads, in one pass and in two", "[aot][backward]") {
   const attention_desc& desc = aot_backward_softcap_sinks::description;
+  // 2 batches of 2 kv heads: 4 one-pass tasks, one pass on 1 and 2 threads, two on 8.
   const attention_problem p = make_random_problem(desc, 2, 70, 90, 8);
+  const std::int64_t tasks = 2 * desc.effective_kv_heads();
+  REQUIRE(choose_backward_passes(tasks, 2) == backward_passes::one);
+  REQUIRE(choose_backward_passes(tasks, 8) == backward_passes::two);
   aot_call forward(p);
   REQUIRE(aot_backward_softcap_sinks::run(forward.args()).ok());
   const std::vector<float> d_output = make_random_output_gradient(p, 9);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aot_module_backward_defaults.hpp"
+#include "attngen/runtime/detail/variants.hpp"
 #include "compiled_kernels.hpp"
 #include "kernels/aot_module_call.hpp"
 #include "module/module_backward_check.hpp"
@@ -90,8 +91,13 @@ TEST_CASE("AOT module backward with no queries writes zero gradients", "[aot][mo
   }
 }
 
-TEST_CASE("AOT module backward writes the same bits with 1, 2 and 8 threads", "[aot][module][backward]") {
-  const module_problem p = defaults_problem(3, 40, 50);
+TEST_CASE("AOT module backward writes the same bits with 1, 2 and 8 threads, in one pass and in two",
+          "[aot][module][backward]") {
+  // One batch of 4 kv heads: 4 one-pass tasks, one pass on 1 and 2 threads, two on 8.
+  const module_problem p = defaults_problem(1, 40, 50);
+  const std::int64_t tasks = aot_module_backward_defaults::description.effective_kv_heads();
+  REQUIRE(choose_backward_passes(tasks, 2) == backward_passes::one);
+  REQUIRE(choose_backward_passes(tasks, 8) == backward_passes::two);
   std::vector<std::map<std::string, std::vector<float>>> runs;
   for (int threads : {1, 2, 8}) {
     set_num_threads(threads);

@@ -20,7 +20,7 @@ struct jit_module_backward::impl {
 jit_module_backward::jit_module_backward(const mha_desc& desc) : impl_(std::make_unique<impl>()) {
   impl_->target = codegen::running_cpu_target();
   const codegen::blocking tiles = codegen::cpu_module_variant_blocking(desc, impl_->target, kernel_variant::general);
-  impl_->algorithm = codegen::define_module_backward(desc, tiles, codegen::backward_blocking{});
+  impl_->algorithm = codegen::define_module_backward(desc, tiles, codegen::cpu_backward_blocking(/*one_pass=*/true));
   codegen::schedule_module_backward_cpu(impl_->algorithm, impl_->target);
   impl_->pipeline = Halide::Pipeline(impl_->algorithm.outputs());
   impl_->pipeline.compile_jit(impl_->target);

@@ -1,8 +1,11 @@
-// The run-time choice among a kernel's generated variants: the least wasteful tiling for the shape.
+// The run-time choice among a kernel's generated variants: the least wasteful tiling for the shape, and
+// the backward pass's passes for the call's tasks and the pool's threads.
 #include <catch2/catch.hpp>
 
 #include "attngen/runtime/detail/variants.hpp"
 
+using attngen::backward_passes;
+using attngen::choose_backward_passes;
 using attngen::choose_module_variant;
 using attngen::choose_variant;
 using attngen::kernel_variant;
@@ -89,4 +92,25 @@ constexpr bool self_attention_choices_are_plain_ones_or_short_keys() {
 
 TEST_CASE("self-attention modules replace single_query only where key blocks are short", "[runtime][variants]") {
   REQUIRE(self_attention_choices_are_plain_ones_or_short_keys());
+}
+
+TEST_CASE("a backward pass of 8 kv-head tasks on 2 threads runs in one pass", "[runtime][variants][backward]") {
+  STATIC_REQUIRE(choose_backward_passes(8, 2) == backward_passes::one);
+}
+
+TEST_CASE("a backward pass of 8 kv-head tasks on 16 threads runs in two passes", "[runtime][variants][backward]") {
+  STATIC_REQUIRE(choose_backward_passes(8, 16) == backward_passes::two);
+}
+
+TEST_CASE("a backward pass of 8 tasks on 6 threads, 2 rounds two-thirds full, runs in two passes",
+          "[runtime][variants][backward]") {
+  STATIC_REQUIRE(choose_backward_passes(8, 6) == backward_passes::two);
+}
+
+TEST_CASE("a backward pass of 7 tasks on 8 threads, 7 of 8 busy, runs in one pass", "[runtime][variants][backward]") {
+  STATIC_REQUIRE(choose_backward_passes(7, 8) == backward_passes::one);
+}
+
+TEST_CASE("a backward pass on one thread runs in one pass, whatever its tasks", "[runtime][variants][backward]") {
+  STATIC_REQUIRE(choose_backward_passes(1, 1) == backward_passes::one);
 }

@@ -93,8 +93,10 @@ struct cpu_part {
   module_part shared = module_part::attention;  ///< module_part::attention: not a module's shared part
   bool visibility_table = false;
   bool backward = false;  ///< an operator's backward pass
+  bool two_passes = false;  ///< a backward pass (an operator's or a module's) in two passes
   bool is_variant() const { return shared == module_part::attention && !visibility_table && !backward; }
   std::string name() const {
+    if (two_passes) return backward_two_passes_part_name;
     if (backward) return backward_part_name;
     return visibility_table ? visibility_part_name : is_variant() ? name_of(variant) : name_of(shared);
   }
@@ -109,9 +111,13 @@ std::vector<cpu_part> cpu_parts(const resolved_request& r) {
   if (r.module)
     for (const module_part part : cpu_module_parts(*r.module))
       if (part != module_part::attention) parts.push_back({kernel_variant::general, part});
-  if (r.module && r.module->backward) parts.push_back({kernel_variant::general, module_part::backward});
+  if (r.module && r.module->backward)
+    for (const bool two_passes : {false, true})
+      parts.push_back({kernel_variant::general, module_part::backward, false, false, two_passes});
   if (!r.module && needs_visibility_table(r.op)) parts.push_back({kernel_variant::general, module_part::attention, true});
-  if (!r.module && r.op.backward) parts.push_back({kernel_variant::general, module_part::attention, false, true});
+  if (!r.module && r.op.backward)
+    for (const bool two_passes : {false, true})
+      parts.push_back({kernel_variant::general, module_part::attention, false, true, two_passes});
   return parts;
 }
 
@@ -120,7 +126,8 @@ Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const
                           const Halide::Target& target) {
   if (r.module && part.shared == module_part::backward) {
     module_backward_algorithm m = define_module_backward(
-        *r.module, cpu_module_variant_blocking(*r.module, target, kernel_variant::general), backward_blocking{});
+        *r.module, cpu_module_variant_blocking(*r.module, target, kernel_variant::general),
+        cpu_backward_blocking(!part.two_passes));
     schedule_module_backward_cpu(m, target);
     return runtime_called_module(m.outputs(), m.arguments(), function, target);
   }
@@ -131,7 +138,7 @@ Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const
     return runtime_called_module(m.outputs(), m.arguments(), function, target);
   }
   if (part.backward) {
-    backward_algorithm b = define_attention_backward(r.op, backward_blocking{});
+    backward_algorithm b = define_attention_backward(r.op, cpu_backward_blocking(!part.two_passes));
     schedule_backward_cpu(b, target);
     return runtime_called_module(b.outputs(), b.arguments(), function, target);
   }

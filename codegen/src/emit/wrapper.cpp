@@ -65,9 +65,9 @@ struct wrapper_kind {
   /// body before `return run(args)`; empty: the kind has no typed call.
   std::string typed_parameters, typed_body;
   bool module = false;            ///< modules also get <prefix>_weights_from_state_dict
-  /// A description with a backward pass: its CPU function (empty part: none), one per GPU API with
-  /// code (in that API's library).
-  function backward;
+  /// A description with a backward pass: its CPU functions in one pass (empty part: none) and in two,
+  /// one per GPU API with code (in that API's library).
+  function backward, backward_two_passes;
   std::vector<function> backward_gpu;
   /// The backward's args struct, its C struct, its contract's header, and the runtime function that
   /// runs it; its typed call (empty parameters: none).
@@ -214,7 +214,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     if (!f.part.empty()) functions.push_back(f);
   functions.insert(functions.end(), kind.shared.begin(), kind.shared.end());
   functions.insert(functions.end(), kind.gpu.begin(), kind.gpu.end());
-  if (!kind.backward.part.empty()) functions.push_back(kind.backward);
+  if (!kind.backward.part.empty()) functions.insert(functions.end(), {kind.backward, kind.backward_two_passes});
   functions.insert(functions.end(), kind.backward_gpu.begin(), kind.backward_gpu.end());
   for (const auto& f : functions) c << "#include \"" << halide_function_name(name, f.part) << ".h\"\n";
   if (!kind.visibility.part.empty()) c << "#include \"" << halide_function_name(name, kind.visibility.part) << ".h\"\n";
@@ -294,8 +294,8 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
       << kind.typed_body << "}\n";
   if (!kind.backward.part.empty())
     c << "\nattngen::status " << name << "::backward(const " << kind.backward_args_type << "& args) {\n"
-      << "  static constexpr attngen::detail::kernel_entries<" << kind.entry_type << "> entries{&"
-      << call(kind.backward.part) << ", " << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("cuda")) << ", "
+      << "  static constexpr attngen::detail::backward_entries<" << kind.entry_type << "> entries{&"
+      << call(kind.backward.part) << ", &" << call(kind.backward_two_passes.part) << ", " << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("cuda")) << ", "
       << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("opencl")) << "};\n"
       << "  return " << kind.backward_run_function << "(description, args, entries);\n}\n";
   if (!kind.backward_typed_parameters.empty())
@@ -397,6 +397,7 @@ wrapper_sources emit_wrapper(const std::string& name, const std::string& cpp_nam
   if (desc.backward) {
     const backward_argument_table_type backward = backward_arguments(desc);
     kind.backward = {backward_part_name, buffer_arguments(0, backward.size())};
+    kind.backward_two_passes = {backward_two_passes_part_name, kind.backward.call_arguments};
     for (const auto& api : gpu_apis) kind.backward_gpu.push_back({gpu_backward_part_name(api), kind.backward.call_arguments});
     kind.backward_args_type = "attngen::attention_backward_args";
     kind.backward_c_args_type = "attngen_attention_backward_args";
@@ -460,6 +461,7 @@ wrapper_sources emit_module_wrapper(const std::string& name, const std::string& 
   if (dropout) kind.typed_parameters += ", bool training, std::uint64_t seed";
   if (desc.backward) {
     kind.backward = {backward_part_name, call_of(module_part::backward)};
+    kind.backward_two_passes = {backward_two_passes_part_name, kind.backward.call_arguments};
     for (const auto& api : gpu_apis) kind.backward_gpu.push_back({gpu_backward_part_name(api), kind.backward.call_arguments});
     kind.backward_args_type = "attngen::mha_backward_args";
     kind.backward_c_args_type = "attngen_mha_backward_args";

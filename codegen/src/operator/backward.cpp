@@ -135,7 +135,7 @@ capture_gradient define_capture_gradient(const backward_algorithm& a, const atte
 void define_gradients(backward_algorithm& a, const std::function<Expr(Expr)>& as_element) {
   const attention_desc& desc = a.forward.desc;
   const attention_sources& src = a.forward.sources;
-  const Var d = a.d, e = a.e, x = a.x, i = a.i, j = a.j, h = a.h, g = a.g, b = a.b;
+  const Var d = a.d, e = a.e, x = a.x, i = a.i, j = a.j, h = a.h, g = a.g, z = a.z, b = a.b;
   const Var ii = a.ii, it = a.it, jj = a.jj, jb = a.jb;
   const int group = desc.group_size(), qk_dim = desc.qk_head_dim, v_dim = desc.effective_v_head_dim();
   const int key_block = a.tiles.key_block, query_tile = a.tiles.query_tile;
@@ -152,24 +152,52 @@ void define_gradients(backward_algorithm& a, const std::function<Expr(Expr)>& as
   a.delta(i, h, b) = 0.0f;
   a.delta(i, h, b) += a.output_gradient(features, h, i, b) * a.saved_output(features, h, i, b);
   a.for_keys = define_weights(a, desc, "keys");
-  a.for_dq = define_weights(a, desc, "dq");
+  a.for_dq = a.tiles.one_pass ? a.for_keys : define_weights(a, desc, "dq");
 
-  // dK and dV of key jj of block jb: sums over one query tile and head of the group (a register
-  // tile's), added over the tiles and heads as a pair.
+  // dK and dV of key jj of block jb: sums over one query tile and head of the group (a register tile's).
   a.tile_rows = RDom(0, query_tile, "rtilerow");
   const RDom& tile_rows = a.tile_rows;
   const Expr block_key = jb * key_block + jj;
-  const Expr row_query = it * query_tile + tile_rows, row_head = g * group + a.z;
+  const Expr row_query = it * query_tile + tile_rows, row_head = g * group + z;
   // With D != Dv, x runs over the larger: the other's features are clamped (and never stored).
   const Expr q_feature = qk_dim < v_dim ? min(x, qk_dim - 1) : Expr(x);
   const Expr v_feature = v_dim < qk_dim ? min(x, v_dim - 1) : Expr(x);
-  a.dk_tile_sums(x, jj, jb, it, a.z, g, b) = 0.0f;
-  a.dk_tile_sums(x, jj, jb, it, a.z, g, b) += a.for_keys.score_gradient(block_key, row_query, row_head, b) *
-                                              a.queries(q_feature, row_head, row_query, b);
-  a.dv_tile_sums(x, jj, jb, it, a.z, g, b) = 0.0f;
-  a.dv_tile_sums(x, jj, jb, it, a.z, g, b) += a.for_keys.dropped_weight(block_key, row_query, row_head, b) *
-                                              a.output_gradient(v_feature, row_head, row_query, b);
-  const Expr query_tiles = (queries + query_tile - 1) / query_tile;
+  a.dk_tile_sums(x, jj, jb, it, z, g, b) = 0.0f;
+  a.dk_tile_sums(x, jj, jb, it, z, g, b) += a.for_keys.score_gradient(block_key, row_query, row_head, b) *
+                                            a.queries(q_feature, row_head, row_query, b);
+  a.dv_tile_sums(x, jj, jb, it, z, g, b) = 0.0f;
+  a.dv_tile_sums(x, jj, jb, it, z, g, b) += a.for_keys.dropped_weight(block_key, row_query, row_head, b) *
+                                            a.output_gradient(v_feature, row_head, row_query, b);
+
+  // dQ of query ii of tile it: sums over one key block (a register tile's).
+  a.block_keys = RDom(0, key_block, "rblockkey");
+  const RDom& block_keys = a.block_keys;
+  const Expr column_key = jb * key_block + block_keys, tile_query = it * query_tile + ii;
+  a.dq_block_sums(d, ii, it, jb, h, b) = 0.0f;
+  a.dq_block_sums(d, ii, it, jb, h, b) += a.for_dq.score_gradient(column_key, tile_query, h, b) *
+                                          a.keys_by_row(d, column_key, h / group, b);
+
+  const Expr query_tiles = (queries + query_tile - 1) / query_tile, key_blocks = (keys + key_block - 1) / key_block;
+  // The scale of q.k applies to both of its factors' gradients.
+  if (a.tiles.one_pass) {
+    // Every sum of a (key block, query tile, head) in one update, whose kind picks the sum and the
+    // slot it adds to: one set of weights serves dK, dV and dQ.
+    a.pass = RDom(0, 3, 0, group, 0, query_tiles, 0, key_blocks, "rpass");
+    const Expr kind = a.pass.x, head = a.pass.y, tile = a.pass.z, block = a.pass.w;
+    if (const Expr seen = tile_sees_block(a, desc, tile, block); seen.defined()) a.pass.where(seen);
+    const Expr of_keys = kind < 2, row_block = select(of_keys, block, tile), slot = select(of_keys, kind, 2 + head);
+    const Var row = jj, slot_var = a.slot;
+    a.pass_sums(x, row, jb, slot_var, g, b) = 0.0f;
+    a.pass_sums(x, row, row_block, slot, g, b) +=
+        select(kind == 0, a.dk_tile_sums(x, row, block, tile, head, g, b),
+               kind == 1, a.dv_tile_sums(x, row, block, tile, head, g, b),
+               a.dq_block_sums(q_feature, row, tile, block, g * group + head, b));
+    a.dk(d, g, j, b) = as_element(a.pass_sums(d, j % key_block, j / key_block, 0, g, b) * scale);
+    a.dv(e, g, j, b) = as_element(a.pass_sums(e, j % key_block, j / key_block, 1, g, b));
+    a.dq(d, h, i, b) = as_element(a.pass_sums(d, i % query_tile, i / query_tile, 2 + h % group, h / group, b) * scale);
+    return;
+  }
+  // dK and dV added over the tiles and heads as a pair; dQ over the key blocks.
   a.key_rows = RDom(0, query_tiles, 0, group, "rrow");
   if (const Expr seen = tile_sees_block(a, desc, a.key_rows.x, jb); seen.defined()) a.key_rows.where(seen);
   const Expr tile = a.key_rows.x, head_in_group = a.key_rows.y;
@@ -177,21 +205,10 @@ void define_gradients(backward_algorithm& a, const std::function<Expr(Expr)>& as
   a.key_sums(x, jj, jb, g, b) =
       Tuple(a.key_sums(x, jj, jb, g, b)[0] + a.dk_tile_sums(x, jj, jb, tile, head_in_group, g, b),
             a.key_sums(x, jj, jb, g, b)[1] + a.dv_tile_sums(x, jj, jb, tile, head_in_group, g, b));
-
-  // dQ of query ii of tile it: sums over one key block (a register tile's), added over the blocks.
-  a.block_keys = RDom(0, key_block, "rblockkey");
-  const RDom& block_keys = a.block_keys;
-  const Expr column_key = jb * key_block + block_keys, tile_query = it * query_tile + ii;
-  a.dq_block_sums(d, ii, it, jb, h, b) = 0.0f;
-  a.dq_block_sums(d, ii, it, jb, h, b) += a.for_dq.score_gradient(column_key, tile_query, h, b) *
-                                          a.keys_by_row(d, column_key, h / group, b);
-  const Expr key_blocks = (keys + key_block - 1) / key_block;
   a.query_columns = RDom(0, key_blocks, "rcolumn");
   if (const Expr seen = tile_sees_block(a, desc, it, a.query_columns); seen.defined()) a.query_columns.where(seen);
   a.dq_sum(d, ii, it, h, b) = 0.0f;
   a.dq_sum(d, ii, it, h, b) += a.dq_block_sums(d, ii, it, a.query_columns, h, b);
-
-  // The scale of q.k applies to both of its factors' gradients.
   a.dk(d, g, j, b) = as_element(a.key_sums(d, j % key_block, j / key_block, g, b)[0] * scale);
   a.dv(e, g, j, b) = as_element(a.key_sums(e, j % key_block, j / key_block, g, b)[1]);
   a.dq(d, h, i, b) = as_element(a.dq_sum(d, i % query_tile, i / query_tile, h, b) * scale);

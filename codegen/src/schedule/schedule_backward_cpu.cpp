@@ -1,6 +1,8 @@
 #include "attngen/codegen/backward.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,42 +52,130 @@ feature_tile features_per_tile(int features, int lanes, int most) {
   return {vectors * width, width};
 }
 
-// Register tiles: each of `partials`, a sum over a tile's terms, computed per register tile of 4 rows
-// x `vectors` vectors of features of `total`, which adds the partial sums over `tiles` (its update's
-// reduction, outermost last).
-void schedule_register_tiles(Func& total, const std::vector<Func>& partials, const Var& feature, const Var& row,
-                             const RVar& term,
-                             const std::vector<VarOrRVar>& tiles, int features, int vectors, int lanes) {
-  const auto [tile_features, width] = features_per_tile(features, lanes, vectors);
-  constexpr int rows_per_tile = 4;
+// A register tile's partial sum: one vector accumulator per 4 rows x `width` features, over its terms.
+struct register_tile {
+  Func partial;
+  Var feature, row;
+  RVar term;
+  bool fixed_features;  ///< whether every tile has the tile's features (else the last is clamped)
+};
+
+constexpr int rows_per_tile = 4;
+
+// `total`'s update split into register tiles of 4 rows x `tile_features` (features innermost), ordered
+// `outer` beyond them; each of `tiles` computed per register tile.
+void schedule_register_tiles(Stage total, const Func& total_func, const Var& feature, const Var& row,
+                             const std::vector<VarOrRVar>& outer, const std::vector<register_tile>& tiles,
+                             int tile_features, int width) {
   Var features_outer("features_outer"), features_inner("features_inner"), rows_outer("rows_outer"),
       rows_inner("rows_inner");
   std::vector<VarOrRVar> order{features_inner, rows_inner, features_outer, rows_outer};
-  order.insert(order.end(), tiles.begin(), tiles.end());
-  total.update()
-      .split(feature, features_outer, features_inner, tile_features)
+  order.insert(order.end(), outer.begin(), outer.end());
+  total.split(feature, features_outer, features_inner, tile_features)
       .split(row, rows_outer, rows_inner, rows_per_tile)
       .reorder(order)
       .vectorize(features_inner, width)
       .unroll(features_inner)
       .unroll(rows_inner);
-  // The register tile: its accumulators, one vector each, over the tile's terms.
-  for (Func partial : partials) {
-    partial.compute_at(total, features_outer)
-        .bound_extent(feature, tile_features)
-        .bound_extent(row, rows_per_tile)
-        .vectorize(feature, width)
-        .unroll(feature)
-        .unroll(row);
-    partial.update().reorder(feature, row, term).vectorize(feature, width).unroll(feature).unroll(row);
+  for (register_tile t : tiles) {
+    t.partial.compute_at(total_func, features_outer).bound_extent(t.row, rows_per_tile).vectorize(t.feature, width);
+    if (t.fixed_features) t.partial.bound_extent(t.feature, tile_features).unroll(t.feature);
+    t.partial.unroll(t.row);
+    t.partial.update().reorder(t.feature, t.row, t.term).vectorize(t.feature, width).unroll(t.row);
+    if (t.fixed_features) t.partial.update().unroll(t.feature);
   }
+}
+
+// One pass: a task per (kv head, batch) walks its key blocks, in each every query tile and group head,
+// and recomputes the weights of a (key block, query tile, head) once for dK's, dV's and dQ's register
+// tiles; each sum is added by its task in a fixed order.
+void schedule_one_pass(backward_algorithm& a, int lanes) {
+  const int qk_dim = a.forward.desc.qk_head_dim;
+  const int key_features = std::max(qk_dim, a.forward.desc.effective_v_head_dim());
+  const auto [tile_features, width] = features_per_tile(key_features, lanes, key_vectors_per_tile(lanes));
+  Var task("task");
+  a.pass_sums.compute_root().fuse(a.g, a.b, task).parallel(task).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
+  a.pass_sums.update().fuse(a.g, a.b, task).parallel(task);
+  // dQ's features are D: fixed at the tile's width only where that is every feature.
+  schedule_register_tiles(a.pass_sums.update(), a.pass_sums, a.x, a.jj, {a.pass.x, a.pass.y, a.pass.z, a.pass.w},
+                          {{a.dk_tile_sums, a.x, a.jj, a.tile_rows.x, true},
+                           {a.dv_tile_sums, a.x, a.jj, a.tile_rows.x, true},
+                           {a.dq_block_sums, a.d, a.ii, a.block_keys.x, qk_dim == key_features}},
+                          tile_features, width);
+  schedule_weights(a.for_keys, LoopLevel(a.pass_sums, a.pass.y), a.j, a.i, lanes);
+  for (auto [gradient, feature, heads] : {std::tuple{&a.dk, a.d, a.g}, std::tuple{&a.dv, a.e, a.g}, std::tuple{&a.dq, a.d, a.h}})
+    gradient->compute_root().parallel(a.b).parallel(heads).vectorize(feature, lanes, TailStrategy::GuardWithIf);
+  // A key block's K and V copied densely where its weights are recomputed, once per block and task
+  // (train_gqa_causal backward 100-101 -> 91-92 ms, when dK and dV had a pass of their own).
+  a.keys_by_key.in(a.for_keys.dot).compute_at(a.pass_sums, a.pass.w).vectorize(a.j, lanes, TailStrategy::GuardWithIf);
+  a.values_by_key.in(a.for_keys.value_gradient)
+      .compute_at(a.pass_sums, a.pass.w)
+      .vectorize(a.j, lanes, TailStrategy::GuardWithIf);
+}
+
+// Two passes, each with more tasks than one pass's (kv heads x batch): dK and dV in tasks of a key block
+// of one kv head, dQ in tasks of a query tile of one head, each recomputing the weights of a (key
+// block, query tile, head) at a time. The same sums in the same order as one pass: the same bits.
+void schedule_two_passes(backward_algorithm& a, int lanes) {
+  const int qk_dim = a.forward.desc.qk_head_dim;
+  const int key_features = std::max(qk_dim, a.forward.desc.effective_v_head_dim());
+  // dK's and dV's loops fused (compute_with), so that a task's sums, computed inside them, serve both:
+  // the sums of a key block stay in cache, never a whole (Lk x D) buffer.
+  for (Func* f : {&a.dk, &a.dv}) {
+    const Var feature = f == &a.dk ? a.d : a.e;
+    f->compute_root()
+        .split(a.j, a.jb, a.jj, a.tiles.key_block, TailStrategy::GuardWithIf)
+        .reorder(feature, a.jj, a.jb, a.g, a.b)
+        .parallel(a.jb)
+        .vectorize(feature, lanes, TailStrategy::GuardWithIf);
+  }
+  a.dk.compute_with(a.dv, a.jb);
+  a.key_sums.compute_at(a.dv, a.jb).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
+  const auto [key_tile_features, key_width] = features_per_tile(key_features, lanes, key_vectors_per_tile(lanes));
+  schedule_register_tiles(a.key_sums.update(), a.key_sums, a.x, a.jj, {a.key_rows.y, a.key_rows.x},
+                          {{a.dk_tile_sums, a.x, a.jj, a.tile_rows.x, true},
+                           {a.dv_tile_sums, a.x, a.jj, a.tile_rows.x, true}},
+                          key_tile_features, key_width);
+  schedule_weights(a.for_keys, LoopLevel(a.key_sums, a.key_rows.y), a.j, a.i, lanes);
+
+  Var query_task("query_task");
+  a.dq.compute_root()
+      .split(a.i, a.it, a.ii, a.tiles.query_tile, TailStrategy::GuardWithIf)
+      .reorder(a.d, a.ii, a.it, a.h, a.b)
+      .fuse(a.it, a.h, query_task)
+      .fuse(query_task, a.b, query_task)
+      .parallel(query_task)
+      .vectorize(a.d, lanes, TailStrategy::GuardWithIf);
+  a.dq_sum.compute_at(a.dq, query_task).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
+  const auto [query_tile_features, query_width] = features_per_tile(qk_dim, lanes, key_vectors_per_tile(lanes));
+  schedule_register_tiles(a.dq_sum.update(), a.dq_sum, a.d, a.ii, {a.query_columns.x},
+                          {{a.dq_block_sums, a.d, a.ii, a.block_keys.x, true}}, query_tile_features, query_width);
+  schedule_weights(a.for_dq, LoopLevel(a.dq_sum, a.query_columns.x), a.j, a.i, lanes);
+
+  // K and V by key with rows padded past a whole number of key blocks, so that a feature's keys never
+  // lie a multiple of 4 KiB apart (one L1 set; Lk 1024 did). The dK/dV task copies its block densely
+  // where its weights are recomputed, once per task (train_gqa_causal backward 100-101 -> 91-92 ms,
+  // unpadded); the dQ tasks, which would copy every block once per query tile, read the padded rows
+  // in place: 3 interleaved runs against copying there too, train_gqa_causal 84.1-85.0 -> 78.2-81.0
+  // ms, train_mha 43.8-46.4 -> 42.7-45.2 (without the dK/dV copy: 80.6-82.3, 43.9-44.6).
+  const Expr key_blocks = a.query_columns.x.extent();  // a dQ task's columns are the key blocks
+  for (Func* by_key : {&a.keys_by_key, &a.values_by_key})
+    by_key->bound_storage(a.j, (key_blocks + 1) * a.tiles.key_block + lanes);
+  a.keys_by_key.in(a.for_keys.dot).compute_at(a.dv, a.jb).vectorize(a.j, lanes, TailStrategy::GuardWithIf);
+  a.values_by_key.in(a.for_keys.value_gradient)
+      .compute_at(a.dv, a.jb)
+      .vectorize(a.j, lanes, TailStrategy::GuardWithIf);
 }
 
 }  // namespace
 
+backward_blocking cpu_backward_blocking(bool one_pass) {
+  // One pass needs square tiles; two passes take the same, so that both write the same bits.
+  return {.key_block = 64, .query_tile = 64, .one_pass = one_pass};
+}
+
 void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
   const int lanes = target.natural_vector_size<float>();
-  const int query_tile = a.tiles.query_tile;
   // The keys' and values' float copies, once per call: O(L x D) each.
   a.keys_by_row.compute_root().parallel(a.b).parallel(a.g).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
   // Transposed by tiles of lanes x lanes: a tile's rows loaded as vectors, then each vector of keys
@@ -117,63 +207,20 @@ void schedule_backward_cpu(backward_algorithm& a, const Target& target) {
         .vectorize(feature, lanes, TailStrategy::GuardWithIf);
   }
   // delta: each row's dot product as vectors along the features, reduced across their lanes.
-  RVar features_outer("features_outer"), features_inner("features_inner");
+  RVar delta_outer("delta_outer"), delta_inner("delta_inner");
   const int v_dim = a.forward.desc.effective_v_head_dim(), delta_lanes = v_dim % lanes == 0 ? lanes : 1;
   a.delta.compute_root().parallel(a.b).parallel(a.h);
   a.delta.update()
-      .split(a.delta_features.x, features_outer, features_inner, delta_lanes)
+      .split(a.delta_features.x, delta_outer, delta_inner, delta_lanes)
       .atomic()
-      .vectorize(features_inner)
+      .vectorize(delta_inner)
       .parallel(a.b)
       .parallel(a.h);
 
-  // dK and dV: a task owns a key block of one kv head and reduces over (query tile, group head), the
-  // weights of one tile and head at a time.
-  const int key_features = std::max(a.forward.desc.qk_head_dim, a.forward.desc.effective_v_head_dim());
-  // dK's and dV's loops fused (compute_with), so that a task's sums, computed inside them, serve both:
-  // the sums of a key block stay in cache, never a whole (Lk x D) buffer.
-  for (Func* f : {&a.dk, &a.dv}) {
-    const Var feature = f == &a.dk ? a.d : a.e;
-    f->compute_root()
-        .split(a.j, a.jb, a.jj, a.tiles.key_block, TailStrategy::GuardWithIf)
-        .reorder(feature, a.jj, a.jb, a.g, a.b)
-        .parallel(a.jb)
-        .vectorize(feature, lanes, TailStrategy::GuardWithIf);
-  }
-  a.dk.compute_with(a.dv, a.jb);
-  a.key_sums.compute_at(a.dv, a.jb).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
-  schedule_register_tiles(a.key_sums, {a.dk_tile_sums, a.dv_tile_sums}, a.x, a.jj, a.tile_rows.x,
-                          {a.key_rows.y, a.key_rows.x}, key_features, key_vectors_per_tile(lanes), lanes);
-  schedule_weights(a.for_keys, LoopLevel(a.key_sums, a.key_rows.y), a.j, a.i, lanes);
-
-  // dQ: a task owns a query tile of one head and reduces over the key blocks, the weights of one block
-  // at a time.
-  Var query_task("query_task");
-  a.dq.compute_root()
-      .split(a.i, a.it, a.ii, query_tile, TailStrategy::GuardWithIf)
-      .reorder(a.d, a.ii, a.it, a.h, a.b)
-      .fuse(a.it, a.h, query_task)
-      .fuse(query_task, a.b, query_task)
-      .parallel(query_task)
-      .vectorize(a.d, lanes, TailStrategy::GuardWithIf);
-  a.dq_sum.compute_at(a.dq, query_task).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
-  schedule_register_tiles(a.dq_sum, {a.dq_block_sums}, a.d, a.ii, a.block_keys.x,
-                          {a.query_columns.x}, a.forward.desc.qk_head_dim, key_vectors_per_tile(lanes), lanes);
-  schedule_weights(a.for_dq, LoopLevel(a.dq_sum, a.query_columns.x), a.j, a.i, lanes);
-
-  // K and V by key with rows padded past a whole number of key blocks, so that a feature's keys never
-  // lie a multiple of 4 KiB apart (one L1 set; Lk 1024 did). The dK/dV task also copies its block
-  // densely where its weights are recomputed, once per task (train_gqa_causal backward 100-101 ->
-  // 91-92 ms, unpadded); the dQ tasks, which would copy every block once per query tile, read the
-  // padded rows in place: 3 interleaved runs against copying there too, train_gqa_causal 84.1-85.0
-  // -> 78.2-81.0 ms, train_mha 43.8-46.4 -> 42.7-45.2 (without the dK/dV copy: 80.6-82.3, 43.9-44.6).
-  const Expr key_blocks = a.query_columns.x.extent();  // a dQ task's columns are the key blocks
-  for (Func* by_key : {&a.keys_by_key, &a.values_by_key})
-    by_key->bound_storage(a.j, (key_blocks + 1) * a.tiles.key_block + lanes);
-  a.keys_by_key.in(a.for_keys.dot).compute_at(a.dv, a.jb).vectorize(a.j, lanes, TailStrategy::GuardWithIf);
-  a.values_by_key.in(a.for_keys.value_gradient)
-      .compute_at(a.dv, a.jb)
-      .vectorize(a.j, lanes, TailStrategy::GuardWithIf);
+  if (a.tiles.one_pass)
+    schedule_one_pass(a, lanes);
+  else
+    schedule_two_passes(a, lanes);
 
   if (a.d_sinks.defined()) a.d_sinks.compute_root();
   // Captured gradients: chunks in parallel; each read's update recomputes a tile's weights.

@@ -20,13 +20,19 @@
 
 namespace attngen::codegen {
 
-/// The backward's part of a generated kernel: its function is <name>_halide_backward.
+/// The backward's parts of a generated kernel: its functions are <name>_halide_backward (one pass)
+/// and <name>_halide_backward_two_passes (attngen/runtime/detail/variants.hpp's backward_passes).
 inline constexpr const char* backward_part_name = "backward";
+inline constexpr const char* backward_two_passes_part_name = "backward_two_passes";
 
 /// Tile sizes of the backward's decomposition; chosen by its schedule.
 struct backward_blocking {
-  int key_block = 64;   ///< keys a dK/dV task owns, and a dQ task's step
-  int query_tile = 32;  ///< queries a dQ task owns, and a dK/dV task's step
+  int key_block = 64;   ///< keys of a block: a dK/dV task's rows, a dQ task's step
+  int query_tile = 32;  ///< queries of a tile: a dQ task's rows, a dK/dV task's step
+  /// One pass (pass_sums): each (key block, query tile, head)'s weights, recomputed once, feed dK's,
+  /// dV's and dQ's sums; needs key_block == query_tile. Otherwise two (key_sums, then dq_sum), each
+  /// recomputing them.
+  bool one_pass = false;
 };
 
 /// The weights and score gradients of a (key, query, head) as one gradient's tasks recompute them:
@@ -69,6 +75,7 @@ struct backward_algorithm {
   Halide::Var ii{"ii"}, it{"it"};  ///< a query within its tile, the tile
   Halide::Var jj{"jj"}, jb{"jb"};  ///< a key within its block, the block
   Halide::Var z{"z"};              ///< a query head within its kv head's group
+  Halide::Var slot{"slot"};        ///< pass_sums' sum: dK, dV, then dQ of each head in the group
 
   // Inputs as float, indices past the ends clamped.
   Halide::Func saved_output{"saved_output"};  ///< (e, h, i, b): the forward's output
@@ -97,6 +104,12 @@ struct backward_algorithm {
   /// dQ: over key blocks, blocks the causal mask hides from the tile skipped.
   Halide::RDom query_columns;
   Halide::Func dq_sum{"dq_sum"};  ///< (d, ii, it, h, b): dq_block_sums added
+  /// One pass: (x, p, block, slot, g, b): slot 0 and 1, dK's and dV's sums of key p of key block
+  /// `block`; slot 2 + z, dQ's sum of query p of query tile `block` of head z of the group.
+  Halide::Func pass_sums{"pass_sums"};
+  /// Its update: (kind: dK, dV or dQ; head in the group; query tile; key block), tiles the causal mask
+  /// hides from the block skipped.
+  Halide::RDom pass;
 
   Halide::Func dq{"dq"};  ///< (d, h, i, b) in the element type
   Halide::Func dk{"dk"};  ///< (d, g, j, b)
@@ -119,8 +132,15 @@ struct backward_algorithm {
 backward_algorithm define_attention_backward(const attention_desc& desc, const backward_blocking& tiles,
                                              bool bfloat16_as_bits = false);
 
-/// The CPU schedule: dK and dV together in parallel tasks of a key block of one kv head, dQ in tasks of
-/// a query tile of one head, each recomputing the weights of a (key block, query tile, head) at a time.
+/// The CPU's tiles, for one pass or two: 64 x 64 either way, so that both add the same terms in the
+/// same order and write the same bits.
+backward_blocking cpu_backward_blocking(bool one_pass);
+
+/// The CPU schedule of cpu_backward_blocking's algorithm. One pass: a parallel task per (kv head,
+/// batch) walks its key blocks and, in each, its query tiles and group heads, recomputing the weights
+/// of a (key block, query tile, head) once for dK's, dV's and dQ's register tiles. Two passes (more
+/// tasks, for more threads than kv heads x batch): dK and dV in tasks of a key block of one kv head,
+/// dQ in tasks of a query tile of one head, each recomputing the weights.
 void schedule_backward_cpu(backward_algorithm& a, const Halide::Target& target);
 
 /// The backward of an attention algorithm whose sources another pipeline defines (the module's): from

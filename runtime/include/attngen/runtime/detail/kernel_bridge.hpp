@@ -25,6 +25,19 @@ struct kernel_entries {
   Entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
 };
 
+/// A backward pass's code: on the CPU in one pass and in two (choose_backward_passes picks), on GPUs
+/// as kernel_entries.
+template <typename Entry>
+struct backward_entries {
+  Entry cpu_one_pass;
+  Entry cpu_two_passes;
+  Entry cuda = nullptr;    ///< null when the kernel has no CUDA code
+  Entry opencl = nullptr;  ///< null when the kernel has no OpenCL code
+
+  /// The entries for a call of `tasks` one-pass tasks (kv heads x batch) on the pool's threads now.
+  kernel_entries<Entry> for_tasks(std::int64_t tasks) const;
+};
+
 /// Computes an operator's run-time visibility table (what its mask modifier, which reads captures,
 /// shows of each key block to each query tile) into the last of `buffers`: the captured tensors,
 /// [captured scalars as one float buffer], the table, uint8 (B, heads, tiles, blocks) over tiles of
@@ -70,7 +83,7 @@ status run_attention_kernel(const attention_desc& desc, const attention_args& ar
 /// takes the buffers of backward_arguments(desc) in order, the captured scalars as one float buffer.
 /// With no query or no key every gradient is filled with 0. Throws nothing.
 status run_attention_backward(const attention_desc& desc, const attention_backward_args& args,
-                              const kernel_entries<generated_entry>& entries) noexcept;
+                              const backward_entries<generated_entry>& entries) noexcept;
 
 /// Calls a generated module function with `buffers`, passing `training` and `seed` on only when the
 /// function takes them (dropout). A GPU function is the whole module: its buffers are query, key,
@@ -112,7 +125,7 @@ status run_module_kernel(const mha_desc& desc, const mha_args& args, const modul
 /// tensors are: each entry takes the buffers of module_backward_arguments(desc) in order. With no
 /// output row every gradient is filled with 0. Throws nothing.
 status run_module_backward(const mha_desc& desc, const mha_backward_args& args,
-                           const kernel_entries<generated_module_entry>& entries) noexcept;
+                           const backward_entries<generated_module_entry>& entries) noexcept;
 
 /// The kernel variant for a module call's shape (any variant when the arguments are malformed).
 kernel_variant variant_for(const mha_args& args, const mha_desc& desc, int single_query_threshold);

@@ -15,4 +15,7 @@ void install_thread_pool();
 /// set, else the CPUs.
 void set_pool_threads(int threads);
 
+/// The threads the pool's loops use now, the caller included.
+int pool_threads();
+
 }  // namespace attngen::detail

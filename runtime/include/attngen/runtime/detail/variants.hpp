@@ -56,6 +56,19 @@ constexpr kernel_variant choose_variant(std::int64_t query_length, std::int64_t 
   return kernel_variant::general;
 }
 
+/// A backward pass's CPU code comes in one pass, a task per (kv head, batch) that recomputes each
+/// weight once for dK, dV and dQ, and in two, a task per key block and per query tile that each
+/// recompute it (7 products to 5): more tasks, the same terms added in the same order, the same bits.
+enum class backward_passes : int { one = 1, two = 2 };
+
+/// Two passes took 1.2-1.4x one pass's backward time (train_gqa_causal, train_mha, 2 threads, 2026-11-27):
+/// one pass while its tasks keep at least 3/4 of `threads` busy over the call.
+constexpr backward_passes choose_backward_passes(std::int64_t tasks, int threads) {
+  if (threads <= 1) return backward_passes::one;
+  const std::int64_t rounds = (tasks + threads - 1) / threads;
+  return 4 * tasks >= 3 * rounds * threads ? backward_passes::one : backward_passes::two;
+}
+
 /// Whether a module generates `variant`. A self-attention module's keys are its queries, plus at
 /// most two appended keys: choose_variant takes single_query only for fewer queries than its
 /// threshold (at most 16 on any CPU target), so for at most 17 keys, where short_keys
