@@ -89,19 +89,19 @@ class spinning_pool {
     return l.result.load();
   }
 
-  int threads() const { return configured_threads(requested_threads_); }
+  int threads() const { return configured_threads(requested_threads_.load()); }
 
   void set_threads(int threads) {
     std::lock_guard<std::mutex> owner(run_mutex_);
     stop_workers();
-    requested_threads_ = threads;
+    requested_threads_.store(threads);
   }
 
  private:
   void start_workers() {
     started_ = true;
     stopping_.store(false);
-    const int threads = configured_threads(requested_threads_);
+    const int threads = configured_threads(requested_threads_.load());
     cpu_set_t allowed;
     const bool placed = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
     const int caller_cpu = sched_getcpu();
@@ -194,7 +194,7 @@ class spinning_pool {
 
   std::mutex run_mutex_;
   bool started_ = false;
-  int requested_threads_ = 0;
+  std::atomic<int> requested_threads_{0};  // read by threads() outside run_mutex_
   std::vector<pthread_t> workers_;
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<loop*> current_{nullptr};

@@ -113,11 +113,11 @@ std::vector<cpu_part> cpu_parts(const resolved_request& r) {
       if (part != module_part::attention) parts.push_back({kernel_variant::general, part});
   if (r.module && r.module->backward)
     for (const bool two_passes : {false, true})
-      parts.push_back({kernel_variant::general, module_part::backward, false, false, two_passes});
+      parts.push_back({.shared = module_part::backward, .two_passes = two_passes});
   if (!r.module && needs_visibility_table(r.op)) parts.push_back({kernel_variant::general, module_part::attention, true});
   if (!r.module && r.op.backward)
     for (const bool two_passes : {false, true})
-      parts.push_back({kernel_variant::general, module_part::attention, false, true, two_passes});
+      parts.push_back({.backward = true, .two_passes = two_passes});
   return parts;
 }
 

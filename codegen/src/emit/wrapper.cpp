@@ -295,7 +295,8 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
   if (!kind.backward.part.empty())
     c << "\nattngen::status " << name << "::backward(const " << kind.backward_args_type << "& args) {\n"
       << "  static constexpr attngen::detail::backward_entries<" << kind.entry_type << "> entries{&"
-      << call(kind.backward.part) << ", &" << call(kind.backward_two_passes.part) << ", " << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("cuda")) << ", "
+      << call(kind.backward.part) << ", &" << call(kind.backward_two_passes.part) << ", "
+      << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("cuda")) << ", "
       << gpu_entry_in(kind.backward_gpu, gpu_backward_part_name("opencl")) << "};\n"
       << "  return " << kind.backward_run_function << "(description, args, entries);\n}\n";
   if (!kind.backward_typed_parameters.empty())

@@ -64,21 +64,21 @@ constexpr int rows_per_tile = 4;
 
 // `total`'s update split into register tiles of 4 rows x `tile_features` (features innermost), ordered
 // `outer` beyond them; each of `tiles` computed per register tile.
-void schedule_register_tiles(Stage total, const Func& total_func, const Var& feature, const Var& row,
-                             const std::vector<VarOrRVar>& outer, const std::vector<register_tile>& tiles,
-                             int tile_features, int width) {
+void schedule_register_tiles(Func total, const Var& feature, const Var& row, const std::vector<VarOrRVar>& outer,
+                             const std::vector<register_tile>& tiles, int tile_features, int width) {
   Var features_outer("features_outer"), features_inner("features_inner"), rows_outer("rows_outer"),
       rows_inner("rows_inner");
   std::vector<VarOrRVar> order{features_inner, rows_inner, features_outer, rows_outer};
   order.insert(order.end(), outer.begin(), outer.end());
-  total.split(feature, features_outer, features_inner, tile_features)
+  total.update()
+      .split(feature, features_outer, features_inner, tile_features)
       .split(row, rows_outer, rows_inner, rows_per_tile)
       .reorder(order)
       .vectorize(features_inner, width)
       .unroll(features_inner)
       .unroll(rows_inner);
   for (register_tile t : tiles) {
-    t.partial.compute_at(total_func, features_outer).bound_extent(t.row, rows_per_tile).vectorize(t.feature, width);
+    t.partial.compute_at(total, features_outer).bound_extent(t.row, rows_per_tile).vectorize(t.feature, width);
     if (t.fixed_features) t.partial.bound_extent(t.feature, tile_features).unroll(t.feature);
     t.partial.unroll(t.row);
     t.partial.update().reorder(t.feature, t.row, t.term).vectorize(t.feature, width).unroll(t.row);
@@ -97,7 +97,7 @@ void schedule_one_pass(backward_algorithm& a, int lanes) {
   a.pass_sums.compute_root().fuse(a.g, a.b, task).parallel(task).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
   a.pass_sums.update().fuse(a.g, a.b, task).parallel(task);
   // dQ's features are D: fixed at the tile's width only where that is every feature.
-  schedule_register_tiles(a.pass_sums.update(), a.pass_sums, a.x, a.jj, {a.pass.x, a.pass.y, a.pass.z, a.pass.w},
+  schedule_register_tiles(a.pass_sums, a.x, a.jj, {a.pass.x, a.pass.y, a.pass.z, a.pass.w},
                           {{a.dk_tile_sums, a.x, a.jj, a.tile_rows.x, true},
                            {a.dv_tile_sums, a.x, a.jj, a.tile_rows.x, true},
                            {a.dq_block_sums, a.d, a.ii, a.block_keys.x, qk_dim == key_features}},
@@ -132,7 +132,7 @@ void schedule_two_passes(backward_algorithm& a, int lanes) {
   a.dk.compute_with(a.dv, a.jb);
   a.key_sums.compute_at(a.dv, a.jb).vectorize(a.x, lanes, TailStrategy::GuardWithIf);
   const auto [key_tile_features, key_width] = features_per_tile(key_features, lanes, key_vectors_per_tile(lanes));
-  schedule_register_tiles(a.key_sums.update(), a.key_sums, a.x, a.jj, {a.key_rows.y, a.key_rows.x},
+  schedule_register_tiles(a.key_sums, a.x, a.jj, {a.key_rows.y, a.key_rows.x},
                           {{a.dk_tile_sums, a.x, a.jj, a.tile_rows.x, true},
                            {a.dv_tile_sums, a.x, a.jj, a.tile_rows.x, true}},
                           key_tile_features, key_width);
@@ -148,7 +148,7 @@ void schedule_two_passes(backward_algorithm& a, int lanes) {
       .vectorize(a.d, lanes, TailStrategy::GuardWithIf);
   a.dq_sum.compute_at(a.dq, query_task).vectorize(a.d, lanes, TailStrategy::GuardWithIf);
   const auto [query_tile_features, query_width] = features_per_tile(qk_dim, lanes, key_vectors_per_tile(lanes));
-  schedule_register_tiles(a.dq_sum.update(), a.dq_sum, a.d, a.ii, {a.query_columns.x},
+  schedule_register_tiles(a.dq_sum, a.d, a.ii, {a.query_columns.x},
                           {{a.dq_block_sums, a.d, a.ii, a.block_keys.x, true}}, query_tile_features, query_width);
   schedule_weights(a.for_dq, LoopLevel(a.dq_sum, a.query_columns.x), a.j, a.i, lanes);
 
