@@ -416,10 +416,11 @@ void define_reductions(attention_algorithm& a, const Expr& last_visible_key) {
   if (a.tiles.qk == qk_layout::along_head_dim) {
     a.qk_reduction.where(first_key + a.j < key_length);
     a.pv_reduction.where(first_key + a.pv_reduction < key_length);
-  } else if (a.tiles.qk == qk_layout::rows_in_lanes) {
+  } else if (a.tiles.qk == qk_layout::rows_in_lanes && !a.sources.key_extent.defined()) {
     // Rows in lanes: a key is a broadcast operand, so the register tile's key groups past Lk are
     // skipped whole, and weight x V's keys one by one. Lk 128 in 256-key blocks, 3 interleaved runs:
-    // module_self 3.82-3.84 -> 3.52-3.68 ms, module_self_weights 4.46-4.85 -> 4.09-4.27 ms.
+    // module_self 3.82-3.84 -> 3.52-3.68 ms, module_self_weights 4.46-4.85 -> 4.09-4.27 ms. Not where
+    // the key length is read from a buffer (a paged cache): prefill_chunk took 140-148 ms against 80-82.
     const int group_keys = a.tiles.qk_key_group;
     a.qk_reduction.where(first_key + (a.j / group_keys) * group_keys < key_length);
     a.pv_reduction.where(first_key + a.pv_reduction < key_length);
