@@ -30,11 +30,15 @@ def line_of(output, case):
 
 
 class CompareRuns(unittest.TestCase):
+    def assert_flagged(self, status, output, case):
+        """The run exited 1 and `case`'s line carries the flag."""
+        self.assertEqual(status, 1)
+        self.assertIn("SLOWER", line_of(output, case))
+
     def test_a_case_at_half_its_speed_is_flagged_and_exits_1(self):
         status, output = run([{"case": "prefill_chunk", "ratio_to_peak": 0.75}],
                              [{"case": "prefill_chunk", "ratio_to_peak": 0.42}])
-        self.assertEqual(status, 1)
-        self.assertIn("SLOWER", line_of(output, "prefill_chunk"))
+        self.assert_flagged(status, output, "prefill_chunk")
 
     def test_a_case_10_percent_slower_is_within_the_noise(self):
         status, output = run([{"case": "mha_small", "ratio_to_peak": 0.14}],
@@ -45,23 +49,20 @@ class CompareRuns(unittest.TestCase):
     def test_the_threshold_option_tightens_the_flag(self):
         status, output = run([{"case": "mha_small", "ratio_to_peak": 0.14}],
                              [{"case": "mha_small", "ratio_to_peak": 0.126}], "--threshold", "0.05")
-        self.assertEqual(status, 1)
-        self.assertIn("SLOWER", line_of(output, "mha_small"))
+        self.assert_flagged(status, output, "mha_small")
 
     def test_decode_rows_compare_per_kv_dtype(self):
         status, output = run([{"case": "decode_paged", "kv_dtype": "f32", "ratio_to_peak": 0.13},
                               {"case": "decode_paged", "kv_dtype": "int8", "ratio_to_peak": 0.22}],
                              [{"case": "decode_paged", "kv_dtype": "f32", "ratio_to_peak": 0.06},
                               {"case": "decode_paged", "kv_dtype": "int8", "ratio_to_peak": 0.23}])
-        self.assertEqual(status, 1)
-        self.assertIn("SLOWER", line_of(output, "decode_paged f32"))
+        self.assert_flagged(status, output, "decode_paged f32")
         self.assertNotIn("SLOWER", line_of(output, "decode_paged int8"))
 
     def test_training_cases_compare_their_backward(self):
         status, output = run([{"case": "train_mha", "backward_ratio_to_peak": 0.63}],
                              [{"case": "train_mha", "backward_ratio_to_peak": 0.30}])
-        self.assertEqual(status, 1)
-        self.assertIn("SLOWER", line_of(output, "train_mha"))
+        self.assert_flagged(status, output, "train_mha")
 
     def test_cases_in_one_run_only_are_listed_not_flagged(self):
         status, output = run([{"case": "long_causal", "ratio_to_peak": 0.68}],
