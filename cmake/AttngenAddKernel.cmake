@@ -55,7 +55,8 @@ Example:
 #]=======================================================================]
 
 set(_attngen_cmake_dir ${CMAKE_CURRENT_LIST_DIR})
-# The AVX512-BF16 tier is compiled by LLVM 14's llc: the default targets hold it where llc is found.
+# The AVX512-BF16 tier, and code that prefetches, are compiled by LLVM 14's llc (codegen's
+# src/emit/llc_object.hpp): the default targets hold the tier where llc is found.
 find_program(ATTNGEN_LLC NAMES llc-14)
 if(NOT ATTNGEN_LLC)
   find_program(ATTNGEN_LLC NAMES llc PATHS /usr/lib/llvm-14/bin NO_DEFAULT_PATH)
@@ -64,7 +65,8 @@ set(_attngen_bf16_tier)
 if(ATTNGEN_LLC)
   set(_attngen_bf16_tier x86-64-linux-avx512_sapphirerapids-fma-f16c)
 else()
-  message(STATUS "attngen: llc-14 not found (Debian: llvm-14); the default targets leave out the AVX512-BF16 tier")
+  message(STATUS "attngen: llc-14 not found (Debian: llvm-14); the default targets leave out the AVX512-BF16 tier, "
+                 "and decoding kernels keep Halide's non-temporal prefetches (slower on Intel Xeons)")
 endif()
 set(ATTNGEN_DEFAULT_TARGETS ${_attngen_bf16_tier} x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c
                             x86-64-linux

@@ -152,6 +152,12 @@ Halide::Module cpu_module(const resolved_request& r, const cpu_part& part, const
   return runtime_called_module(a.outputs(), a.arguments(), function, target);
 }
 
+// Whether a part's code for `target` prefetches (blocking::prefetch_keys_ahead): llc then compiles it,
+// where found (llc_object.hpp), else Halide with its non-temporal prefetches.
+bool prefetches(const resolved_request& r, const cpu_part& part, const Halide::Target& target) {
+  return !r.module && part.is_variant() && cpu_variant_blocking(r.op, target, part.variant).prefetch_keys_ahead > 0;
+}
+
 // The code for GPU target n: one kernel for every shape; with `backward`, an operator's backward pass
 // (its own module: Halide keeps one device program per module, so the two cannot share one).
 Halide::Module gpu_module(const resolved_request& r, std::size_t n, const std::string& kernel_name, bool backward) {
@@ -384,16 +390,17 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
   const bool inspected = cpu.is_variant() && cpu.variant == kernel_variant::general;
   // Halide calls module_for once per target, in the order given.
   std::vector<double> starts;
-  // The AVX512-BF16 tier's objects by the end of their library member's name (llc_object.hpp).
+  // Objects llc compiled (llc_object.hpp) by the end of their library member's name.
   std::map<std::string, std::string> llc_objects;
   auto module_for = [&](const std::string& fn_name, const Halide::Target& target) {
     starts.push_back(cpu_seconds());
     Halide::Module m = cpu_module(r, cpu, fn_name, target);
     if (inspected) write_cpu_inspections(request, r, m, starts.size() - 1);
-    if (has_bf16_dot_products(target)) {
+    if (has_bf16_dot_products(target) || (prefetches(r, cpu, target) && !llc_program().empty())) {
       const std::string object = request.output_directory + "/" + fn_name + ".llc.o";
-      compile_with_llc(m, object);
-      llc_objects["-" + target.to_string() + ".o"] = object;
+      compile_with_llc(m, object, has_bf16_dot_products(target) ? bf16_tier_llvm_cpu : "");
+      // A library of one target holds one object, not named after it.
+      llc_objects[r.targets.size() == 1 ? ".o" : "-" + target.to_string() + ".o"] = object;
     }
     return m;
   };
