@@ -366,8 +366,13 @@ void define_inputs(attention_algorithm& a, const tile_indices& at) {
     value = after_prefetch(a.sources.v_prefetch(e, g, key_ahead, b), value);
   }
   if (stages_elements) {
+    // The keys before Lk alone, not the whole split: decode_paged's shape at B16 Lk 64, f32 0.67 against
+    // 1.77 ms, int8 0.51 against 0.71 (2-core Intel Xeon).
+    a.staged_values = RDom(0, a.tiles.key_block, "staged_key");
+    a.staged_values.where(kb * a.tiles.key_block + a.staged_values < a.sources.key_length);
     a.value_elements = Func("value_elements");
-    a.value_elements(j, e, kb, g, b) = value;
+    a.value_elements(j, e, kb, g, b) = undef(value.type());
+    a.value_elements(a.staged_values, e, kb, g, b) = substitute(j.name(), a.staged_values, value);
     value = a.sources.v_of_stored(a.value_elements(j, e, kb, g, b), g, at.key_clamped, b);
   }
   a.key_block = Func("key_block");

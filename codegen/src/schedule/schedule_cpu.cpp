@@ -452,6 +452,8 @@ void schedule_cpu(attention_algorithm& a) {
         .reorder_storage(a.e, a.j, a.g)
         .reorder(a.e, a.g, a.j)
         .vectorize(a.e, v_lanes);
+    if (a.value_elements.defined())
+      a.value_elements.update().reorder(a.e, a.g, a.staged_values.x).vectorize(a.e, v_lanes);
     if (a.clamped_keys.defined())
       a.clamped_keys.compute_at(split_task).bound(a.j, 0, a.tiles.key_block).vectorize(a.j, lanes);
     if (a.split_is_seen.defined()) a.split_is_seen.compute_root();

@@ -264,6 +264,7 @@ struct attention_algorithm {
   Halide::RDom lane_reduction;   ///< over key_block / lanes lane groups
   Halide::RDom lane_collapse;    ///< over lanes
   Halide::RDom pv_reduction;     ///< over keys of a block
+  Halide::RDom staged_values;    ///< over the keys of a block before Lk, which value_elements stages
   Halide::RDom key_blocks;       ///< over the key blocks merged, trimmed by causality; undefined with split_per_block
   Halide::RDom splits;           ///< over key splits; defined only with split_per_block
 
