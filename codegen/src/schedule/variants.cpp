@@ -24,6 +24,19 @@ constexpr int decode_keys_per_split = 512;
 // 16 KiB were within the run-to-run noise (+-20%) of 8; dense decoding per kv head gained nothing.
 constexpr int decode_prefetch_bytes_ahead = 8192;
 
+// A split whose values are staged (every kv head's, in the cache's type) holds at most this many bytes
+// of them, so they stay in L2 (2 MiB on an Intel Xeon core, 1 MiB on AMD Zen 5): f32 decode_paged
+// (KVH8 D128) on a 2-core Xeon, 256 keys per split against 512: 37.5-38.1 against 42.0-42.2 ms,
+// decode_lengths 34.4-35.0 against 36.5-38.3; bf16 and int8 (1 MiB and 512 KiB at 512 keys) keep 512.
+constexpr int decode_staged_values_bytes = 1 << 20;
+
+int decode_keys_per_staged_split(const attention_desc& desc) {
+  const int key_bytes = desc.effective_kv_heads() * desc.effective_v_head_dim() * size_of(desc.effective_kv_element());
+  int keys = decode_keys_per_split;
+  while (keys > 64 && keys * key_bytes > decode_staged_values_bytes) keys /= 2;
+  return keys;
+}
+
 int decode_keys_prefetched_ahead(const attention_desc& desc) {
   const int row_bytes = desc.effective_kv_heads() * desc.qk_head_dim * size_of(desc.effective_kv_element());
   return std::max(1, decode_prefetch_bytes_ahead / row_bytes);
@@ -108,6 +121,7 @@ blocking cpu_variant_blocking(const attention_desc& desc, const Halide::Target& 
         // decode_paged took (3 interleaved runs) int8 10.4-11.2 ms against 13.5-14.4, bf16 12.6-12.8
         // against 13.8-14.9, f32 the same.
         tiles.stage_value_elements = true;
+        tiles.key_block = decode_keys_per_staged_split(desc);
       }
       break;
   }
