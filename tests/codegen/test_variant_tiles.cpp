@@ -57,3 +57,26 @@ TEST_CASE("variant tiles: every variant's tiles on AVX-512, AVX2 and baseline x8
       }
     }
 }
+
+TEST_CASE("variant tiles: decoding a paged cache (GQA 32/8 D128) splits f32 by 256 keys, bf16 and int8 by 512, so "
+          "each split stages at most 1 MiB of values",
+          "[variants]") {
+  const auto keys_per_split = [](dtype kv) {
+    return cpu_variant_blocking(gqa_decoding.paged_kv(16).kv_element(kv), avx512, kernel_variant::single_query)
+        .key_block;
+  };
+  CHECK(keys_per_split(dtype::f32) == 256);
+  CHECK(keys_per_split(dtype::bf16) == 512);
+  CHECK(keys_per_split(dtype::i8) == 512);
+}
+
+TEST_CASE("variant tiles: decoding a paged f32 cache of 32 kv heads of 128 splits by 128 keys, no fewer",
+          "[variants]") {
+  constexpr attention_desc wide = attention().heads(32).kv_heads(32).head_dim(128).paged_kv(16);
+  CHECK(cpu_variant_blocking(wide, avx512, kernel_variant::single_query).key_block == 128);
+}
+
+TEST_CASE("variant tiles: decoding dense tensors per kv head (GQA 32/8 D128, f32) keeps 512-key splits",
+          "[variants]") {
+  CHECK(cpu_variant_blocking(gqa_decoding, avx512, kernel_variant::single_query).key_block == 512);
+}
