@@ -231,6 +231,8 @@ struct attention_algorithm {
   /// length is read from a buffer (a paged cache), else an expression.
   Halide::Func clamped_keys;
   Halide::Func key_block;       ///< (j, d, kb, g, b): key blocks as float; the schedule picks their storage order
+  /// key_block's elements without its prefetches, where it prefetches (blocking::prefetch_keys_ahead)
+  Halide::Func key_block_unprefetched;
   Halide::Func value_block;     ///< (j, e, kb, g, b): value blocks as float (inlined on CPUs, staged on GPUs)
   /// (j, e, kb, g, b): value blocks in the cache's element type, with blocking::stage_value_elements
   Halide::Func value_elements;
