@@ -253,6 +253,9 @@ void define_linear_part(module_algorithm& m, Type output, int lanes) {
                            m.linear_weight.dim(1).extent(), m, linear_tile_outputs(lanes));
   m.output = Func("output");
   m.output(n, i, b) = cast(output, m.linear.result(n, i, b));
+  // The runtime's views start at 0 (halide_view.cpp). Stated, the output's tiles start at multiples
+  // of W's panels: otherwise every step of the product tests at run time whether a tile spans two.
+  m.output.output_buffer().dim(0).set_min(0);
 }
 
 // The attention and weights parts read the projection part's buffers.
