@@ -3,18 +3,14 @@
 # output's tile spans two panels in every step (`testb`, the output's start was not known to be 0),
 # and no row addresses computed in vector registers (`vpextrq`, LLVM's SLP vectorizer; held back for
 # projection parts in codegen's src/emit/compile.cpp).
-execute_process(COMMAND ${OBJDUMP} -d --no-show-raw-insn ${LIBRARY} OUTPUT_VARIABLE code RESULT_VARIABLE status)
-if(NOT status EQUAL 0)
-  message(FATAL_ERROR "${OBJDUMP} failed on ${LIBRARY}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/disassembly.cmake)
+attngen_disassemble(${LIBRARY} code)
 string(REGEX MATCH "<[^>]*projection[^>]*avx512_skylake[^>]*par_for_output[^>]*>:\n([^\n]+\n)+" product "${code}")
 if(product STREQUAL "")
   message(FATAL_ERROR "${LIBRARY}: no AVX-512 projection product function")
 endif()
-string(REGEX MATCHALL "vfmadd231ps" fmas "${product}")
-string(REGEX MATCHALL "vpextrq|testb" per_step "${product}")
-list(LENGTH fmas fma_count)
-list(LENGTH per_step per_step_count)
+attngen_count_matches("vfmadd231ps" "${product}" fma_count)
+attngen_count_matches("vpextrq|testb" "${product}" per_step_count)
 # One run-time test outside the product's loops remains (the last row tile's guard).
 if(fma_count LESS 16 OR per_step_count GREATER 2)
   message(FATAL_ERROR "${LIBRARY}: ${fma_count} FMAs and ${per_step_count} testb/vpextrq in the projection "
