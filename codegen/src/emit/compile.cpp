@@ -33,7 +33,7 @@ namespace {
 
 // LLVM's SLP vectorizer turns the linear layer's eight row addresses into vector arithmetic in every
 // step of its product (vpaddq, vpextrq: ports its FMAs need). Held to clear gains, module projections
-// on a 2-core Xeon: 0.44 -> 0.50-0.56 of peak. Halide reads HL_LLVM_ARGS when it first initializes
+// on a 2-core Xeon: 0.37-0.45 -> 0.43-0.56 of peak. Halide reads HL_LLVM_ARGS when it first initializes
 // LLVM, so this takes effect in a process that has compiled nothing yet: the generator's per part.
 void hold_back_slp_vectorizer() {
   const char* given = std::getenv("HL_LLVM_ARGS");

@@ -55,13 +55,16 @@ struct build_cost {
 /// and one per GPU API (<name>_halide_A.a and .h). Throws std::runtime_error on an invalid request.
 int kernel_part_count(const kernel_request& request);
 /// Generates part `part` (0 <= part < kernel_part_count) and returns its costs per target. Throws
-/// std::runtime_error (or a Halide error) on failure.
+/// std::runtime_error (or a Halide error) on failure. A module's projection parts are compiled with
+/// LLVM's SLP vectorizer held back only in a process that has compiled nothing before them (as
+/// `attngen generate` runs each part).
 std::vector<build_cost> compile_kernel_part(const kernel_request& request, int part);
 /// After every part: merges the CPU parts' libraries into <name>_halide_cpu.a (removing them), and
 /// writes the wrapper <name>.hpp and <name>.cpp, and the C API header <name>.h.
 void finish_kernel(const kernel_request& request);
 
-/// Every part, one after the other, then the wrapper.
+/// Every part, one after the other, then the wrapper, in this process (so a module's projections
+/// keep the SLP vectorizer: see compile_kernel_part).
 std::vector<build_cost> compile_kernel(const kernel_request& request);
 
 /// The files `request.inspections` make compile_kernel_part write, in the output directory.
