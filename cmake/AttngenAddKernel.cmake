@@ -136,7 +136,11 @@ function(attngen_add_kernel name)
       message(FATAL_ERROR "attngen_add_kernel(${name}): GPU target ${target} names neither cuda nor opencl")
     endif()
   endforeach()
-  set(generated ${halide_libraries} ${tensorcore_sources} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp
+  # The forward pass on AMX tiles (NAME_amx.cpp: for bf16 operators with the AVX512-BF16 tier, else an
+  # empty record), compiled optimised whatever the build type: it is kernel code, as the Halide objects are.
+  set(amx_source ${ARG_OUTPUT_DIRECTORY}/${name}_amx.cpp)
+  set_source_files_properties(${amx_source} PROPERTIES COMPILE_OPTIONS "$<$<CXX_COMPILER_ID:GNU,Clang>:-O2>")
+  set(generated ${halide_libraries} ${tensorcore_sources} ${amx_source} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp
                 ${ARG_OUTPUT_DIRECTORY}/${name}.cpp ${ARG_OUTPUT_DIRECTORY}/${name}.h)
   add_custom_command(
     OUTPUT ${generated}
@@ -147,7 +151,7 @@ function(attngen_add_kernel name)
     VERBATIM)
 
   # 3. The library apps link.
-  add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp ${tensorcore_sources})
+  add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp ${tensorcore_sources} ${amx_source})
   add_library(attngen::${name} ALIAS ${name})
   # Position-independent like the Halide objects, so that the kernel can go into a shared library
   # (for FFI callers of the C API).

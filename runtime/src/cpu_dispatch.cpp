@@ -16,14 +16,15 @@ std::atomic<bool> pretending{false};
 cpu_report pretended;
 
 int check_this_cpu(int count, const std::uint64_t* features) {
-  static const cpu_report actual = this_cpu();
-  return runs_target_features(pretending.load() ? pretended : actual, count, features,
-                              &halide_default_can_use_target_features)
-             ? 1
-             : 0;
+  return runs_target_features(current_cpu(), count, features, &halide_default_can_use_target_features) ? 1 : 0;
 }
 
 }  // namespace
+
+cpu_report current_cpu() {
+  static const cpu_report actual = this_cpu();
+  return pretending.load() ? pretended : actual;
+}
 
 bool runs_target_features(const cpu_report& cpu, int count, const std::uint64_t* features, target_feature_check others) {
   const int word = tier_feature / 64;

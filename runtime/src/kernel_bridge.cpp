@@ -158,6 +158,11 @@ status run_attention_call(const attention_desc& desc, const attention_args& args
   if (device == device_kind::cuda && kernel.tensorcore != nullptr)
     if (const auto launch = tensorcore_launch_of(desc, args, *kernel.tensorcore))
       return launch_tensorcore(*kernel.tensorcore, *launch, context);
+  if (device == device_kind::host && kernel.amx != nullptr)
+    if (auto call = amx_call_of(desc, args, *kernel.amx, current_cpu(), pool_threads())) {
+      run_amx(*kernel.amx, *call);
+      return {};
+    }
   const attention_argument_table arguments = kernel_arguments(desc);
   const tensor_view* views[attention_slot_count];
   for (int n = 0; n < arguments.size(); ++n) {

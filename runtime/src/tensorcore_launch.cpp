@@ -27,22 +27,20 @@ void mask_strides(mask_shape shape, const tensor_view& mask, std::int64_t* strid
 
 }  // namespace
 
-std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc, const attention_args& args,
-                                                      const tensorcore_kernel& kernel) {
-  // Validation puts every tensor the kernel reads on q's device.
-  if (kernel.fatbin == nullptr || args.q.device != device_kind::cuda) return std::nullopt;
-  // Pairs of q and output elements, and 16 bytes of K and V, are read and written at once.
+std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, const attention_args& args,
+                                                    int kv_row_alignment) {
+  // Pairs of q and output elements are read and written at once.
   const int element = int(size_of(desc.element_type));
   const auto q = rows_of(args.q, element, 2 * element), out = rows_of(args.output, element, 2 * element),
-             k = rows_of(args.k, element, 16), v = rows_of(args.v, element, 16);
+             k = rows_of(args.k, element, kv_row_alignment), v = rows_of(args.v, element, kv_row_alignment);
   if (!q || !out || !k || !v) return std::nullopt;
   if (!args.lse.empty() && args.lse.strides[2] != 1 && args.lse.shape[2] > 1) return std::nullopt;
   if (!args.key_padding.empty() && args.key_padding.strides[1] != 1 && args.key_padding.shape[1] > 1)
     return std::nullopt;
   if (!args.sinks.empty() && args.sinks.strides[0] != 1 && args.sinks.shape[0] > 1) return std::nullopt;
 
-  tensorcore_launch launch{};
-  tensorcore::forward_params& p = launch.params;
+  tile_code_inputs inputs{};
+  tensorcore::forward_params& p = inputs.params;
   p.q = args.q.data;
   p.k = args.k.data;
   p.v = args.v.data;
@@ -61,7 +59,7 @@ std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc
   p.key_length = int(args.k.shape[1]);
   p.scale = desc.effective_scale();
 
-  tensorcore::variant_state& variant = launch.variant;
+  tensorcore::variant_state& variant = inputs.variant;
   variant.query_length = p.query_length;
   variant.key_length = p.key_length;
   if (!args.mask.empty()) {
@@ -83,8 +81,17 @@ std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc
     }
   }
   for (int n = 0; n < desc.captures.scalar_count; ++n) variant.in.scalars[n] = args.scalars[n];
-  launch.grid = tensorcore::forward_grid(p, kernel.block_rows);
-  return launch;
+  return inputs;
+}
+
+std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc, const attention_args& args,
+                                                      const tensorcore_kernel& kernel) {
+  // Validation puts every tensor the kernel reads on q's device.
+  if (kernel.fatbin == nullptr || args.q.device != device_kind::cuda) return std::nullopt;
+  // K and V rows are copied 16 bytes at a time (cp.async, and 4 f32 elements at a time).
+  const auto inputs = tile_code_inputs_of(desc, args, 16);
+  if (!inputs) return std::nullopt;
+  return tensorcore_launch{inputs->params, inputs->variant, tensorcore::forward_grid(inputs->params, kernel.block_rows)};
 }
 
 }  // namespace attngen::detail

@@ -1,18 +1,25 @@
-// Which of a fat kernel's CPU targets runs (attngen/runtime/detail/cpu_dispatch.hpp): the AVX512-BF16
-// tier only on CPUs that report AVX512-BF16, VNNI and the AVX-512 Skylake set; its fallbacks
+// Which of a fat kernel's CPU code runs (attngen/runtime/detail/cpu_dispatch.hpp): the AVX512-BF16
+// tier only on CPUs that report AVX512-BF16, VNNI and the AVX-512 Skylake set, the AMX path
+// (amx_kernel.hpp) only on those that also report AMX-BF16 granted by the OS; the fallbacks
 // everywhere else. Kernels: gqa_causal_bf16 generated for the tier and baseline x86-64
-// (dispatch_tier_and_baseline), and for baseline x86-64 alone (dispatch_baseline_only).
+// (dispatch_tier_and_baseline, which has an AMX kernel), and for baseline x86-64 alone
+// (dispatch_baseline_only, which has none).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "HalideRuntime.h"
+#include "attngen/runtime/detail/amx_kernel.hpp"
 #include "attngen/runtime/detail/cpu_dispatch.hpp"
 #include "dispatch_baseline_only.hpp"
 #include "dispatch_tier_and_baseline.hpp"
 #include "kernels/aot_call.hpp"
 #include "support/problem.hpp"
+
+extern const attngen::detail::amx_kernel dispatch_tier_and_baseline_amx_kernel;
+extern const attngen::detail::amx_kernel dispatch_baseline_only_amx_kernel;
 
 namespace attngen::testing {
 namespace {
@@ -22,6 +29,8 @@ using detail::cpu_report;
 constexpr cpu_report zen4_like{.avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = true};
 constexpr cpu_report skylake_server{.avx512_skylake_set = true, .avx512_vnni = false, .avx512_bf16 = false};
 constexpr cpu_report cascade_lake{.avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = false};
+constexpr cpu_report sapphire_rapids{
+    .avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = true, .amx_bf16 = true};
 
 // Halide's feature words with the given features set.
 std::vector<std::uint64_t> features_of(std::initializer_list<int> features) {
@@ -103,15 +112,73 @@ TEST_CASE("cpu dispatch: a bf16 kernel on a CPU pretending to lack AVX512-BF16 r
   CHECK(output_of<dispatch_tier_and_baseline>(problem()) == output_of<dispatch_baseline_only>(problem()));
 }
 
-TEST_CASE("cpu dispatch: a bf16 kernel on this CPU runs the AVX512-BF16 tier where it reports AVX512-BF16",
+TEST_CASE("cpu dispatch: a bf16 kernel on this CPU runs its bf16 code (the tier, or AMX) where it reports AVX512-BF16",
           "[dispatch]") {
   const cpu_report cpu = detail::this_cpu();
   if (!detail::runs_bf16_tier(cpu)) {
     WARN("this CPU lacks AVX512-BF16: the tier cannot run here");
     return;
   }
-  // The tier rounds the softmax weights to bf16 where they multiply V; the baseline multiplies floats.
+  // The tier and AMX round the softmax weights to bf16 where they multiply V; the baseline multiplies floats.
   CHECK(output_of<dispatch_tier_and_baseline>(problem()) != output_of<dispatch_baseline_only>(problem()));
+}
+
+// The AMX call the runtime would make for `p` on a CPU reporting `cpu`, on 2 threads.
+std::optional<amx::forward_call> amx_call_for(const attention_problem& p, const cpu_report& cpu,
+                                              const detail::amx_kernel& kernel = dispatch_tier_and_baseline_amx_kernel) {
+  aot_call call(p);
+  return detail::amx_call_of(p.desc, call.args(), kernel, cpu, 2);
+}
+
+TEST_CASE("cpu dispatch: a bf16 kernel with the AVX512-BF16 tier has an AMX kernel, one without the tier none, saying why",
+          "[dispatch][amx]") {
+  CHECK(dispatch_tier_and_baseline_amx_kernel.worker != nullptr);
+  CHECK(dispatch_tier_and_baseline_amx_kernel.scratch_bytes == amx::scratch_for(128).bytes);
+  CHECK(dispatch_baseline_only_amx_kernel.worker == nullptr);
+  CHECK_THAT(dispatch_baseline_only_amx_kernel.why_none, Catch::Contains("AVX512-BF16 tier"));
+}
+
+TEST_CASE("cpu dispatch: the AMX path runs on a CPU reporting AMX-BF16 and the AVX512-BF16 tier's set", "[dispatch][amx]") {
+  const std::optional<amx::forward_call> call = amx_call_for(problem(), sapphire_rapids);
+  REQUIRE(call.has_value());
+  // 100 queries of 4 heads per kv head: 400 rows, one task of the most groups (512 rows) per kv head,
+  // which gives 2 threads 4 tasks each.
+  CHECK(call->task_groups == amx::max_task_groups);
+  CHECK(call->tasks == 8);
+  CHECK(call->params.query_length == 100);
+  CHECK(call->params.key_length == 300);
+}
+
+TEST_CASE("cpu dispatch: the AMX path never runs on a CPU without AMX-BF16 or without the tier's set", "[dispatch][amx]") {
+  for (const cpu_report& cpu : {zen4_like, skylake_server, cascade_lake, cpu_report{.amx_bf16 = true}})
+    CHECK_FALSE(amx_call_for(problem(), cpu).has_value());
+}
+
+TEST_CASE("cpu dispatch: calls of fewer than 8 rows a kv head (decoding) run the Halide code, not AMX", "[dispatch][amx]") {
+  static_assert(detail::amx_min_rows == 8);
+  // One query of 4 heads per kv head: 4 rows; two queries: 8.
+  const attention_problem decode = make_random_problem(dispatch_baseline_only::description, 2, 1, 300, 7);
+  CHECK_FALSE(amx_call_for(decode, sapphire_rapids).has_value());
+  const attention_problem two_queries = make_random_problem(dispatch_baseline_only::description, 2, 2, 300, 7);
+  CHECK(amx_call_for(two_queries, sapphire_rapids).has_value());
+}
+
+TEST_CASE("cpu dispatch: a kernel without an AMX kernel never takes the AMX path", "[dispatch][amx]") {
+  CHECK_FALSE(amx_call_for(problem(), sapphire_rapids, dispatch_baseline_only_amx_kernel).has_value());
+}
+
+TEST_CASE("cpu dispatch: a bf16 kernel on a CPU pretending to lack AMX runs its AVX512-BF16 tier, not the AMX path",
+          "[dispatch][amx]") {
+  if (!detail::runs_amx_path(detail::this_cpu())) {
+    WARN("this CPU has no AMX-BF16 (or the OS does not grant it): the AMX path cannot run here");
+    return;
+  }
+  const std::vector<float> with_amx = output_of<dispatch_tier_and_baseline>(problem());
+  detail::pretend_cpu(zen4_like);
+  const std::vector<float> tier = output_of<dispatch_tier_and_baseline>(problem());
+  // The two round and sum in different orders: the same values to bf16's precision, not the same bits.
+  CHECK(tier != with_amx);
+  CHECK(tier != output_of<dispatch_baseline_only>(problem()));
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ struct tensorcore_result {
 // device functions, which nvcc's host pass turns into a call of exit(1).
 template <tensorcore::element16 E>
 std::uint16_t host_bits(float value) {
-  if constexpr (E == tensorcore::element16::bf16) return detail::bf16_bits(value);
+  if constexpr (E == tensorcore::element16::bf16) return attngen::detail::bf16_bits(value);
   else return std::bit_cast<std::uint16_t>(static_cast<_Float16>(value));
 }
 template <tensorcore::element16 E>

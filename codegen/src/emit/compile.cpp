@@ -23,6 +23,7 @@
 #include "attngen/codegen/wrapper.hpp"
 #include "files.hpp"
 #include "llc_object.hpp"
+#include "../amx/amx_part.hpp"
 #include "../tensorcore/tensorcore_part.hpp"
 #include "attngen/module_validation.hpp"
 #include "attngen/validation.hpp"
@@ -457,6 +458,12 @@ void finish_kernel(const kernel_request& request) {
   write_file(request.output_directory + "/" + request.name + ".hpp", wrapper.header);
   write_file(request.output_directory + "/" + request.name + ".cpp", wrapper.source);
   write_file(request.output_directory + "/" + request.name + ".h", wrapper.c_header);
+  // AMX CPUs take the AVX512-BF16 tier, so a library without it has no AMX kernel either.
+  const bool bf16_tier = std::any_of(r.targets.begin(), r.targets.end(), has_bf16_dot_products);
+  write_amx_part(request.name, request.cpp_namespace, r.op, request.output_directory,
+                 r.module   ? "a module's attention runs its Halide code"
+                 : bf16_tier ? ""
+                             : "the targets hold no AVX512-BF16 tier (avx512_sapphirerapids), which AMX CPUs take");
 }
 
 std::vector<build_cost> compile_kernel(const kernel_request& request) {

@@ -225,6 +225,8 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     return f.part == "cuda";
   });
   if (tensorcore) c << "extern const attngen::detail::tensorcore_kernel " << name << "_tensorcore_kernel;\n\n";
+  // An operator's AMX record (NAME_amx.cpp, maybe empty).
+  if (!kind.module) c << "extern const attngen::detail::amx_kernel " << name << "_amx_kernel;\n\n";
   c << "namespace {\n\n";
   auto call = [&](const std::string& part) { return "call_" + halide_function_name(name, part); };
   for (const auto& f : functions) {
@@ -286,7 +288,7 @@ wrapper_sources emit(const wrapper_kind& kind, const std::string& name, const st
     }
     c << "  static constexpr " << kind.entries_type << " kernel{variants, " << visibility << ", "
       << single_query_threshold << ", " << gpu_entry("cuda") << ", " << gpu_entry("opencl") << ", "
-      << (tensorcore ? "&" + name + "_tensorcore_kernel" : std::string("nullptr")) << "};\n"
+      << (tensorcore ? "&" + name + "_tensorcore_kernel" : std::string("nullptr")) << ", &" << name << "_amx_kernel};\n"
       << "  return " << kind.run_function << "(description, args, kernel);\n}\n";
   }
   if (!kind.typed_parameters.empty())

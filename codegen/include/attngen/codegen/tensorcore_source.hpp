@@ -13,6 +13,12 @@ namespace attngen::codegen {
 /// does not take run the Halide GPU code.
 std::string tensorcore_refusal(const attention_desc& desc);
 
+/// struct `struct_name`, the tile code's Variant for `desc` (its causality, masks and modifiers over
+/// attngen::tensorcore::variant_inputs, and the compile-time shape: element type, head dim, warps):
+/// what the tensor-core header holds, and the AMX path's kernel (attngen/amx/flash_forward.hpp) too.
+/// Needs attngen/tensorcore/flash_forward.hpp and modifier_math.hpp before it.
+std::string tensorcore_variant_struct(const attention_desc& desc, const std::string& struct_name);
+
 /// `<name>_tensorcore.hpp`: struct `<name>_tensorcore_variant` (the tile code's Variant: the
 /// description's causality, masks and modifiers over attngen::tensorcore::variant_inputs) with the
 /// kernel's compile-time shape (element type, head dim, warps). Throws std::invalid_argument when

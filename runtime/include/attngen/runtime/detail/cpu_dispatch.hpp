@@ -1,22 +1,26 @@
 #pragma once
-/// Which of a kernel's CPU targets runs: Halide's generated dispatch asks, target by target (most
+/// Which of a kernel's CPU code runs: Halide's generated dispatch asks, target by target (most
 /// capable first), whether the CPU has a target's features; attngen answers for its AVX512-BF16 tier
 /// (Halide's `avx512_sapphirerapids` feature, compiled for LLVM's `cooperlake` CPU: see
 /// attngen/codegen/targets.hpp) from CPUID, and leaves every other feature to Halide's own check.
 /// Halide 14's check models Sapphire Rapids (it also asks for AVX-VNNI, IFMA and VBMI), which would
-/// keep the tier off Zen 4 and Cooper Lake.
+/// keep the tier off Zen 4 and Cooper Lake. The AMX path (amx_kernel.hpp) asks the same report.
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdint>
 
 namespace attngen::detail {
 
-/// What a CPU reports that the AVX512-BF16 tier needs.
+/// What a CPU reports that the AVX512-BF16 tier and the AMX path need.
 struct cpu_report {
   bool avx512_skylake_set = false;  ///< AVX512 F, CD, BW, DQ and VL
   bool avx512_vnni = false;
   bool avx512_bf16 = false;
+  /// AMX-TILE and AMX-BF16, their state enabled by the OS and granted to this process.
+  bool amx_bf16 = false;
 };
 
 /// Whether a CPU reporting `cpu` runs the AVX512-BF16 tier's code (LLVM's `cooperlake` set).
@@ -24,8 +28,24 @@ constexpr bool runs_bf16_tier(const cpu_report& cpu) {
   return cpu.avx512_skylake_set && cpu.avx512_vnni && cpu.avx512_bf16;
 }
 
-/// This CPU's report, from CPUID and XGETBV (the OS must save the AVX-512 state). Header-only, so
-/// that the generator's JIT tests (attngen/codegen/targets.hpp) ask the same question.
+/// Whether a CPU reporting `cpu` runs the AMX path's kernels (attngen/amx/flash_forward.hpp): the
+/// AVX512-BF16 tier's instructions and AMX's.
+constexpr bool runs_amx_path(const cpu_report& cpu) { return runs_bf16_tier(cpu) && cpu.amx_bf16; }
+
+/// Asks Linux for the AMX tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA):
+/// without it the first tile instruction is fatal. Granted once, it holds for the whole process.
+inline bool granted_amx_tile_data() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
+  return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+/// This CPU's report, from CPUID and XGETBV (the OS must save the AVX-512 and AMX states), and for
+/// AMX the process's grant of the tile data. Header-only, so that the generator's JIT tests
+/// (attngen/codegen/targets.hpp) ask the same question.
 inline cpu_report this_cpu() {
   auto bit = [](unsigned word, int n) { return ((word >> n) & 1u) != 0; };
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -38,7 +58,10 @@ inline cpu_report this_cpu() {
   // Leaf 7: F 16, DQ 17, CD 28, BW 30, VL 31 in EBX; VNNI 11 in ECX; BF16 in subleaf 1's EAX bit 5.
   cpu.avx512_skylake_set = bit(ebx, 16) && bit(ebx, 17) && bit(ebx, 28) && bit(ebx, 30) && bit(ebx, 31);
   cpu.avx512_vnni = bit(ecx, 11);
+  // Leaf 7 EDX: AMX-BF16 22, AMX-TILE 24; XCR0: tile configuration 17 and data 18.
+  const bool amx = bit(edx, 22) && bit(edx, 24) && bit(xcr0, 17) && bit(xcr0, 18);
   if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) cpu.avx512_bf16 = bit(eax, 5);
+  cpu.amx_bf16 = amx && granted_amx_tile_data();
   return cpu;
 }
 
@@ -52,6 +75,9 @@ bool runs_target_features(const cpu_report& cpu, int count, const std::uint64_t*
 /// Makes Halide's dispatch use runs_target_features with this_cpu() (idempotent; every kernel call
 /// does it before calling the kernel).
 void install_cpu_dispatch();
+
+/// The report the dispatch decides by: this_cpu()'s (asked once), or the one pretend_cpu gave.
+cpu_report current_cpu();
 
 /// Makes the dispatch decide as if the CPU reported `cpu` (a test of the dispatch on CPUs this machine
 /// is not, or an app pinning a lower tier); install_cpu_dispatch then keeps it.

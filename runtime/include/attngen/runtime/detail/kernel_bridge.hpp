@@ -5,6 +5,7 @@
 #include "HalideRuntime.h"
 #include "attngen/runtime/attention_backward_call.hpp"
 #include "attngen/runtime/attention_call.hpp"
+#include "attngen/runtime/detail/amx_kernel.hpp"
 #include "attngen/runtime/detail/tensorcore_launch.hpp"
 #include "attngen/runtime/detail/variants.hpp"
 #include "attngen/runtime/detail/visibility_slices.hpp"
@@ -69,6 +70,9 @@ struct attention_kernel {
   /// With CUDA code: the tensor-core forward pass, which calls on CUDA device tensors laid out for it
   /// take (tensorcore_launch_of); its fatbin is null where the description has none.
   const tensorcore_kernel* tensorcore = nullptr;
+  /// The forward pass on AMX tiles, which calls on host tensors take where the CPU has AMX
+  /// (amx_call_of); its worker is null where the description has none.
+  const amx_kernel* amx = nullptr;
 };
 
 /// Validates, then runs the call where its tensors are (attngen/runtime/gpu.hpp); on the host, with

@@ -31,6 +31,17 @@ struct tensorcore_launch {
   tensorcore::grid3 grid;
 };
 
+/// The tile code's inputs (here and in the AMX path) for a valid call (validate(desc, args) passed,
+/// 0 < B, Lq, Lk) whose tensors are laid out as the tile code reads them: head_dim contiguous, q and
+/// output rows aligned to two elements, K and V rows to `kv_row_alignment` bytes, lse along Lq, key
+/// padding along Lk and sinks contiguous. Nothing for any other call.
+struct tile_code_inputs {
+  tensorcore::forward_params params;
+  tensorcore::variant_state variant;
+};
+std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, const attention_args& args,
+                                                    int kv_row_alignment);
+
 /// The launch of `kernel` for a valid call (validate(desc, args) passed, 0 < B, Lq, Lk) whose tensors
 /// are all CUDA device tensors laid out as the tile code reads them: head_dim contiguous, q and
 /// output rows aligned to two elements, K and V rows 16-byte aligned (cp.async), lse along Lq, key
