@@ -42,7 +42,9 @@ AVX2 and baseline x86-64 in one library, the first the running CPU supports chos
 BF16 tier (``avx512_sapphirerapids``: Zen 4 and later, Cooper Lake and later Xeons) is compiled only
 for descriptions of bf16 queries, keys and values (for the others it would repeat the AVX-512 code), by LLVM
 14's ``llc`` (Debian: ``llvm-14``; without it the default leaves the tier out) for its ``cooperlake``
-CPU, and runs only where CPUID reports AVX512-BF16.
+CPU, and runs only where CPUID reports AVX512-BF16. With the tier, a bf16 operator also gets a
+forward pass on AMX tiles (``<name>_amx.cpp``, compiled into ``<name>``), which calls take on CPUs
+reporting AMX-BF16 (Intel Xeons from Sapphire Rapids on).
 
 Example:
 
