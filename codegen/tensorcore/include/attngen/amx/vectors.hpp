@@ -36,7 +36,8 @@ inline void store(T* to, V v) {
   __builtin_memcpy(to, &v, sizeof v);
 }
 inline f32x16 splat(float x) { return f32x16{} + x; }
-inline f32x16 max_of(f32x16 a, f32x16 b) { return a > b ? a : b; }
+/// The larger of each pair, NaN where either is NaN.
+inline f32x16 max_of(f32x16 a, f32x16 b) { return (a > b) | (a != a) ? a : b; }
 inline bool any_lane(i32x16 m) {
   std::int32_t any = 0;
   for (int n = 0; n < 16; ++n) any |= m[n];
@@ -54,10 +55,11 @@ inline f32x16 exp2_polynomial(f32x16 f) {
 }
 
 #if defined(ATTNGEN_AMX_TARGET)
-/// 2^x, 0 at -infinity: x = n + f with n the nearest integer, 2^n applied by vscalefps (below 2^-160
-/// it gives 0). 7 fewer instructions than the portable form.
+/// 2^x, 0 at -infinity, NaN at NaN: x = n + f with n the nearest integer, 2^n applied by vscalefps
+/// (below 2^-160 it gives 0). 7 fewer instructions than the portable form.
 inline f32x16 exp2_of(f32x16 x) {
-  const __m512 clamped = _mm512_min_ps(_mm512_max_ps(__m512(x), _mm512_set1_ps(-160.0f)), _mm512_set1_ps(127.0f));
+  // vmaxps and vminps return their second operand where either is NaN.
+  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(127.0f), _mm512_max_ps(_mm512_set1_ps(-160.0f), __m512(x)));
   const __m512 n = _mm512_roundscale_ps(clamped, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   return f32x16(_mm512_scalef_ps(__m512(exp2_polynomial(f32x16(clamped) - f32x16(n))), n));
 }
@@ -70,7 +72,8 @@ inline u32x16 bf16_pairs(f32x16 low, f32x16 high) {
   return u32x16(_mm512_permutexvar_epi16(interleave, words));
 }
 #else
-/// 2^x, 0 below 2^-126 and at -infinity: x = n + f with n the nearest integer, n added to 2^f's exponent.
+/// 2^x, 0 below 2^-126 and at -infinity, NaN at NaN: x = n + f with n the nearest integer, n added
+/// to 2^f's exponent.
 inline f32x16 exp2_of(f32x16 x) {
   const f32x16 clamped = x < -126.0f ? splat(-126.0f) : (x > 127.0f ? splat(127.0f) : x);
   const f32x16 shifted = clamped + 0.5f;
@@ -78,7 +81,7 @@ inline f32x16 exp2_of(f32x16 x) {
   n -= __builtin_convertvector(n, f32x16) > shifted ? 1 : 0;  // truncation to floor
   const f32x16 p = exp2_polynomial(clamped - __builtin_convertvector(n, f32x16));
   const i32x16 bits = __builtin_bit_cast(i32x16, p) + (n << 23);
-  return x < -126.0f ? splat(0.0f) : __builtin_bit_cast(f32x16, bits);
+  return x < -126.0f ? splat(0.0f) : (x != x ? x : __builtin_bit_cast(f32x16, bits));
 }
 
 /// Pairs of bf16 (rounded to nearest even) in 32-bit lanes: `low` in the low half, `high` in the high.
@@ -107,10 +110,11 @@ inline void interleave(u16x32 low, u16x32 high, u32x16& first, u32x16& second) {
 }
 constexpr int interleaved_element(int lane, int half) { return 8 * (lane / 4) + 4 * half + lane % 4; }
 
-/// The bf16 nearest each element (ties to even; inputs are finite).
+/// The bf16 nearest each element (ties to even), a quiet NaN at NaN.
 inline u16x16 bf16_of(f32x16 x) {
   const u32x16 a = __builtin_bit_cast(u32x16, x);
-  return __builtin_convertvector((a + 0x7fffu + ((a >> 16) & 1u)) >> 16, u16x16);
+  const u32x16 rounded = x != x ? u32x16{} + 0x7fc00000u : a + 0x7fffu + ((a >> 16) & 1u);
+  return __builtin_convertvector(rounded >> 16, u16x16);
 }
 
 // One step of the transpose: within each 2s x 2s block of a pair of rows (i, i + s), the top-right and
