@@ -109,6 +109,11 @@ status run_sequences(const attention_desc& desc, const attention_args& args, con
     return status(error_code::wrong_device,
                   "q: a call whose sequences differ in length runs per sequence on views into the tensors, which an "
                   "OpenCL buffer cannot give; pass host tensors (copied) or run on CUDA");
+  // The tensor-core kernel takes the whole batch in one launch, each block reading its sequence's
+  // lengths and pages.
+  if (device == device_kind::cuda && kernel.tensorcore != nullptr)
+    if (const auto launch = tensorcore_launch_of(desc, args, *kernel.tensorcore))
+      return launch_tensorcore(*kernel.tensorcore, *launch, context);
   const attention_argument_table arguments = kernel_arguments(desc);
   const std::int64_t sequences = sequence_count(desc, args);
   for (std::int64_t b = 0; b < sequences; ++b) {

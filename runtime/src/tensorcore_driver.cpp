@@ -2,10 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cuda_hooks.hpp"
 
@@ -19,6 +21,7 @@ using cu_context = void*;
 using cu_module = void*;
 using cu_function = void*;
 using cu_stream = void*;
+using cu_device_pointer = unsigned long long;
 constexpr int cu_func_attribute_max_dynamic_shared_size_bytes = 8;
 
 struct cuda_driver {
@@ -30,6 +33,9 @@ struct cuda_driver {
   cu_result (*ctx_push_current)(cu_context) = nullptr;
   cu_result (*ctx_pop_current)(cu_context*) = nullptr;
   cu_result (*get_error_string)(cu_result, const char**) = nullptr;
+  cu_result (*mem_alloc_async)(cu_device_pointer*, std::size_t, cu_stream) = nullptr;
+  cu_result (*memcpy_to_device_async)(cu_device_pointer, const void*, std::size_t, cu_stream) = nullptr;
+  cu_result (*mem_free_async)(cu_device_pointer, cu_stream) = nullptr;
   std::string missing;  // why the driver cannot be used; empty when it can
 };
 
@@ -54,6 +60,9 @@ const cuda_driver& driver() {
     bind(library, "cuCtxPushCurrent_v2", d.ctx_push_current, d.missing);
     bind(library, "cuCtxPopCurrent_v2", d.ctx_pop_current, d.missing);
     bind(library, "cuGetErrorString", d.get_error_string, d.missing);
+    bind(library, "cuMemAllocAsync", d.mem_alloc_async, d.missing);
+    bind(library, "cuMemcpyHtoDAsync_v2", d.memcpy_to_device_async, d.missing);
+    bind(library, "cuMemFreeAsync", d.mem_free_async, d.missing);
     return d;
   }();
   return loaded;
@@ -87,9 +96,73 @@ cu_result function_in(const cuda_driver& d, cu_context context, const tensorcore
   return 0;
 }
 
+// A KV-cache layout's index tensors (host memory, attention_call.hpp) packed for one copy to the
+// device: each array's place in `values`, -1 where the call has none; the page table's rows
+// max_pages apart.
+struct packed_layout {
+  std::vector<std::int32_t> values;
+  std::int64_t query_offsets = -1, kv_lengths = -1, page_table = -1;
+  int max_pages = 0;
+};
+
+packed_layout pack_layout(const tensorcore::forward_params& p) {
+  const tensorcore::sequence_layout& l = p.layout;
+  packed_layout packed;
+  auto append = [&](const std::int32_t* from, std::int64_t count) {
+    const auto at = std::int64_t(packed.values.size());
+    packed.values.insert(packed.values.end(), from, from + count);
+    return at;
+  };
+  if (l.query_offsets != nullptr) packed.query_offsets = append(l.query_offsets, p.batch + 1);
+  if (l.kv_lengths != nullptr) packed.kv_lengths = append(l.kv_lengths, p.batch);
+  if (l.page_table != nullptr) {
+    packed.max_pages = p.key_length >> l.page_size_log2;
+    packed.page_table = std::int64_t(packed.values.size());
+    for (int b = 0; b < p.batch; ++b) append(l.page_table + b * l.page_table_stride, packed.max_pages);
+  }
+  return packed;
+}
+
+// Launches `function` for `launch` on `stream`; a layout's index tensors go to the device first, in
+// one block allocated and freed in the stream's order.
+cu_result launch_on(const cuda_driver& d, cu_function function, const tensorcore_kernel& kernel,
+                    const tensorcore_launch& launch, cu_stream stream, const char*& failed) {
+  tensorcore::forward_params params = launch.params;
+  tensorcore::variant_state variant = launch.variant;
+  const packed_layout packed = pack_layout(params);
+  cu_device_pointer indices = 0;
+  if (!packed.values.empty()) {
+    const std::size_t bytes = packed.values.size() * sizeof(std::int32_t);
+    failed = "allocating the sequences' index tensors";
+    if (cu_result result = d.mem_alloc_async(&indices, bytes, stream); result != 0) return result;
+    failed = "copying the sequences' index tensors";
+    cu_result result = d.memcpy_to_device_async(indices, packed.values.data(), bytes, stream);
+    if (result != 0) {
+      d.mem_free_async(indices, stream);
+      return result;
+    }
+    auto on_device = [&](std::int64_t at) {
+      return at < 0 ? nullptr : reinterpret_cast<const std::int32_t*>(indices + at * sizeof(std::int32_t));
+    };
+    params.layout.query_offsets = on_device(packed.query_offsets);
+    params.layout.kv_lengths = on_device(packed.kv_lengths);
+    params.layout.page_table = on_device(packed.page_table);
+    params.layout.page_table_stride = packed.max_pages;
+  }
+  void* arguments[] = {&params, &variant};
+  failed = "launching";
+  const cu_result result =
+      d.launch_kernel(function, unsigned(launch.grid.x), unsigned(launch.grid.y), unsigned(launch.grid.z),
+                      unsigned(kernel.threads), 1, 1, kernel.shared_bytes, stream, arguments, nullptr);
+  if (indices != 0) d.mem_free_async(indices, stream);
+  return result;
+}
+
 }  // namespace
 
 status launch_tensorcore(const tensorcore_kernel& kernel, const tensorcore_launch& launch, call_context& context) {
+  // No sequences, or none with queries: nothing to write.
+  if (launch.grid.x == 0 || launch.grid.z == 0) return {};
   const cuda_driver& d = driver();
   if (!d.missing.empty()) return status(error_code::kernel_failed, d.missing);
   void* cuda_context = nullptr;
@@ -105,14 +178,7 @@ status launch_tensorcore(const tensorcore_kernel& kernel, const tensorcore_launc
       release_cuda_context(&context);
       return status(error_code::kernel_failed, "tensor-core kernel: no CUDA stream");
     }
-    if (result == 0) {
-      tensorcore::forward_params params = launch.params;
-      tensorcore::variant_state variant = launch.variant;
-      void* arguments[] = {&params, &variant};
-      result = d.launch_kernel(function, unsigned(launch.grid.x), unsigned(launch.grid.y), unsigned(launch.grid.z),
-                               unsigned(kernel.threads), 1, 1, kernel.shared_bytes, stream, arguments, nullptr);
-      failed = "launching";
-    }
+    if (result == 0) result = launch_on(d, function, kernel, launch, stream, failed);
     cu_context popped = nullptr;
     d.ctx_pop_current(&popped);
   }

@@ -6,14 +6,27 @@ namespace attngen::detail {
 
 namespace {
 
-// Strides of a (B, L, heads, D) tensor of `element_bytes` elements whose rows start `alignment`
-// bytes apart and aligned, D contiguous; dimensions of one element may have any stride.
+// Strides of a (B, L, heads, D) tensor, or of a packed (total_q, heads, D) one (batch stride 0), of
+// `element_bytes` elements whose rows start `alignment` bytes apart and aligned, D contiguous;
+// dimensions of one element may have any stride.
 std::optional<tensorcore::sequence_strides> rows_of(const tensor_view& t, int element_bytes, int alignment) {
-  if (t.rank != 4 || (t.strides[3] != 1 && t.shape[3] > 1)) return std::nullopt;
+  if ((t.rank != 4 && t.rank != 3) || (t.strides[t.rank - 1] != 1 && t.shape[t.rank - 1] > 1)) return std::nullopt;
   if (reinterpret_cast<std::uintptr_t>(t.data) % alignment != 0) return std::nullopt;
-  for (int d = 0; d < 3; ++d)
+  for (int d = 0; d < t.rank - 1; ++d)
     if (t.shape[d] > 1 && (t.strides[d] * element_bytes) % alignment != 0) return std::nullopt;
+  if (t.rank == 3) return tensorcore::sequence_strides{0, t.strides[0], t.strides[1]};
   return tensorcore::sequence_strides{t.strides[0], t.strides[1], t.strides[2]};
+}
+
+// Whether a one-dimensional view, or a matrix's rows, are contiguous.
+bool contiguous_along_last(const tensor_view& t) {
+  return t.empty() || t.shape[t.rank - 1] <= 1 || t.strides[t.rank - 1] == 1;
+}
+
+int log2_of(int power_of_two) {
+  int log2 = 0;
+  while ((1 << log2) < power_of_two) ++log2;
+  return log2;
 }
 
 // The additive mask's strides as (batch, head, query, key), 0 where its shape broadcasts.
@@ -34,7 +47,9 @@ std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, 
   const auto q = rows_of(args.q, element, 2 * element), out = rows_of(args.output, element, 2 * element),
              k = rows_of(args.k, element, kv_row_alignment), v = rows_of(args.v, element, kv_row_alignment);
   if (!q || !out || !k || !v) return std::nullopt;
-  if (!args.lse.empty() && args.lse.strides[2] != 1 && args.lse.shape[2] > 1) return std::nullopt;
+  if (!contiguous_along_last(args.lse) || !contiguous_along_last(args.q_offsets) ||
+      !contiguous_along_last(args.kv_lengths) || !contiguous_along_last(args.page_table))
+    return std::nullopt;
   if (!args.key_padding.empty() && args.key_padding.strides[1] != 1 && args.key_padding.shape[1] > 1)
     return std::nullopt;
   if (!args.sinks.empty() && args.sinks.strides[0] != 1 && args.sinks.shape[0] > 1) return std::nullopt;
@@ -50,18 +65,37 @@ std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, 
   p.k_strides = *k;
   p.v_strides = *v;
   p.out_strides = *out;
-  p.lse_batch_stride = args.lse.empty() ? 0 : args.lse.strides[0];
-  p.lse_head_stride = args.lse.empty() ? 0 : args.lse.strides[1];
-  p.batch = int(args.q.shape[0]);
+  // lse is (B, H, Lq), or (H, total_q) with ragged queries.
+  const bool packed_lse = args.lse.rank == 2;
+  p.lse_batch_stride = args.lse.empty() || packed_lse ? 0 : args.lse.strides[0];
+  p.lse_head_stride = args.lse.empty() ? 0 : args.lse.strides[packed_lse ? 0 : 1];
   p.heads = desc.num_heads;
   p.kv_heads = desc.effective_kv_heads();
-  p.query_length = int(args.q.shape[1]);
-  p.key_length = int(args.k.shape[1]);
   p.scale = desc.effective_scale();
+  // The index tensors are host memory (attention_call.hpp): the longest sequence's queries size the
+  // grid; the launch copies them to the device (tensorcore_driver.cpp).
+  tensorcore::sequence_layout& layout = p.layout;
+  if (desc.is_ragged()) {
+    const auto* offsets = static_cast<const std::int32_t*>(args.q_offsets.data);
+    p.batch = int(args.q_offsets.shape[0]) - 1;
+    p.query_length = 0;
+    for (int b = 0; b < p.batch; ++b)
+      if (offsets[b + 1] - offsets[b] > p.query_length) p.query_length = offsets[b + 1] - offsets[b];
+    layout.query_offsets = offsets;
+  } else {
+    p.batch = int(args.q.shape[0]);
+    p.query_length = int(args.q.shape[1]);
+  }
+  p.key_length = int(args.k.shape[1]);
+  if (desc.is_paged()) {
+    layout.page_table = static_cast<const std::int32_t*>(args.page_table.data);
+    layout.page_table_stride = args.page_table.strides[0];
+    layout.page_size_log2 = log2_of(desc.kv_page_size);
+    p.key_length = int(args.page_table.shape[1]) * desc.kv_page_size;
+  }
+  if (desc.has_kv_lengths()) layout.kv_lengths = static_cast<const std::int32_t*>(args.kv_lengths.data);
 
   tensorcore::variant_state& variant = inputs.variant;
-  variant.query_length = p.query_length;
-  variant.key_length = p.key_length;
   if (!args.mask.empty()) {
     variant.in.additive_mask = args.mask.data;
     mask_strides(desc.additive_mask_shape, args.mask, variant.in.mask_strides);

@@ -62,15 +62,33 @@ void check_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, con
   CHECK(c.ok);
 }
 
-// A batch of sequences of their own lengths, host tensors copied in and out per sequence's call.
-void check_sequences_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, const sequence_lengths& lengths) {
+// A batch of sequences of their own lengths, its tensors where `where` says (the index tensors stay
+// host memory, as every call's do): host tensors are copied in and out per sequence's call; device
+// tensors go to the tensor-core kernel in one launch where it takes the description, else to each
+// sequence's call on views of them.
+void check_sequences_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, const sequence_lengths& lengths,
+                            placement where) {
   const std::vector<int> queries(lengths.queries.begin(), lengths.queries.end());
   const std::vector<int> keys(lengths.keys.begin(), lengths.keys.end());
   sequence_batch batch = make_sequence_batch(desc, queries, keys, 43);
   attention_args args = batch.args();
-  args.gpu.run_host_tensors_on = tested_device();
+  std::vector<std::unique_ptr<device_tensor>> held;
+  if (where == placement::host_tensors_copied) {
+    args.gpu.run_host_tensors_on = tested_device();
+  } else {
+    for (tensor_view* view : {&args.q, &args.k, &args.v, &args.k_scale, &args.v_scale, &args.sinks, &args.mask,
+                              &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
+                              &args.captures[3], &args.output, &args.lse}) {
+      if (view->empty()) continue;
+      held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
+      REQUIRE(held.back()->result().ok());
+      *view = held.back()->view();
+    }
+  }
   const status s = kernel.run_operator(args);
-  INFO(lengths_text(queries, keys) << ": " << s.message());
+  const int outputs = desc.lse_output ? 2 : 1;
+  for (int n = int(held.size()) - outputs; n < int(held.size()); ++n) REQUIRE(held[n]->copy_to_host().ok());
+  INFO(lengths_text(queries, keys) << " " << placement_text(where) << ": " << s.message());
   REQUIRE(s.ok());
   const comparison c = compare_sequences_with_reference(batch);
   INFO(c.first_failure);
@@ -80,16 +98,19 @@ void check_sequences_on_gpu(const compiled_kernel& kernel, const attention_desc&
 const bool registered = [] {
   for (const operator_configuration& c : operator_configurations) {
     if (!cannot_run(tested_backend(), c.desc).empty()) continue;
-    if (!c.gpu_batches.empty())
-      register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) +
-                             " with host tensors copied in and out matches the float64 reference per sequence",
-                         "[gpu]" + std::string(c.tags), [&c] {
+    // An OpenCL buffer cannot be cut into sequences' views: OpenCL batches take host tensors.
+    for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
+      if (c.gpu_batches.empty() || (where == placement::device_tensors && tested_backend() != backend::cuda)) continue;
+      register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
+                             " matches the float64 reference per sequence",
+                         "[gpu]" + std::string(c.tags), [&c, where] {
                            const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
                            INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
                            REQUIRE(kernel != nullptr);
                            for (const sequence_lengths& lengths : c.gpu_batches)
-                             check_sequences_on_gpu(*kernel, c.desc, lengths);
+                             check_sequences_on_gpu(*kernel, c.desc, lengths, where);
                          });
+    }
     for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
       const std::vector<shape> calls = calls_with(c.gpu, where);
       if (calls.empty()) continue;

@@ -45,7 +45,8 @@ endfunction()
 # build time from one description file of them all; <target> includes the variants and the header
 # compiled_tensorcore_variants.hpp, whose attngen::testing::compiled_tensorcore_variants runs each on the
 # host model (tensorcore/tensorcore_host_run.hpp), and compiled_tensorcore_launches the same with the
-# runtime's parameters for a call (tensorcore/tensorcore_runtime_run.hpp). Left in the caller's scope: the kernels' sources in
+# runtime's parameters for a call (tensorcore/tensorcore_runtime_run.hpp), batches in KV-cache layouts
+# included. Left in the caller's scope: the kernels' sources in
 # <target>_tensorcore_kernels, and in <target>_tensorcore_device_runners the CUDA source defining
 # attngen::testing::compiled_tensorcore_kernels, which runs each kernel on a CUDA device
 # (tensorcore/tensorcore_device_run.cuh), and the directory of all of them in <target>_tensorcore_directory.
@@ -65,12 +66,16 @@ function(attngen_tensorcore_variants target)
     string(APPEND describe_lines
            "  write(out, \"${name}\", attngen::validated<attngen::testing::description_of<\"${configuration}\">()>());\n")
     string(APPEND includes "#include \"${name}_tensorcore.hpp\"\n")
-    string(APPEND entries "    {\"${configuration}\", &run_tensorcore_on_host<${name}_tensorcore_variant>},\n")
+    string(APPEND entries "    {\"${configuration}\", &run_tensorcore_on_host<${name}_tensorcore_variant>,\n"
+                          "     &run_tensorcore_batch_on_host<${name}_tensorcore_variant>},\n")
     string(APPEND runtime_entries
-           "    {\"${configuration}\", &run_tensorcore_through_runtime<${name}_tensorcore_variant>},\n")
+           "    {\"${configuration}\", &run_tensorcore_through_runtime<${name}_tensorcore_variant>,\n"
+           "     &run_tensorcore_batch_through_runtime<${name}_tensorcore_variant>},\n")
     string(APPEND kernel_includes "#include \"${name}_tensorcore.cu\"\n")
     string(APPEND device_entries "    {\"${configuration}\", [](const attention_problem& p) {\n"
                                  "       return run_tensorcore_on_device(p, &${name}_tensorcore_forward);\n"
+                                 "     }, [](sequence_batch& batch) {\n"
+                                 "       run_tensorcore_batch_on_device(batch, &${name}_tensorcore_forward);\n"
                                  "     }},\n")
     list(APPEND outputs ${directory}/${name}_tensorcore.hpp ${directory}/${name}_tensorcore.cu)
     list(APPEND kernels ${directory}/${name}_tensorcore.cu)

@@ -125,6 +125,9 @@ struct operator_configuration {
   /// The GPU kernel's batches of such descriptions, host tensors copied in and out.
   short_list<sequence_lengths, 2> gpu_batches;
   short_list<shape, 5> tensorcore;
+  /// The tensor-core variant's batches of descriptions with KV-cache layouts, launched as the runtime
+  /// launches them (one launch for every sequence) and run on the host model of the warp.
+  short_list<sequence_lengths, 2> tensorcore_batches;
 };
 
 /// A module (attngen::multihead_attention()) configuration, checked against PyTorch's
@@ -930,7 +933,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[kv_cache][causal][dtype]",
      .desc = attention().heads(8).kv_heads(2).head_dim(64).element(dtype::bf16).ragged_queries().paged_kv(4)
                  .causal(bottom_right).return_lse(),
-     .aot_batches = {{.queries = {3, 0, 1100, 1, 77}, .keys = {19, 4, 1101, 1, 300}}}},
+     .aot_batches = {{.queries = {3, 0, 1100, 1, 77}, .keys = {19, 4, 1101, 1, 300}}},
+     .tensorcore_batches = {{.queries = {3, 0, 70, 1, 77}, .keys = {19, 4, 71, 1, 300}}}},
     {.name = "ragged_lengths_masks",
      .about = "ragged queries, dense keys with lengths, an additive mask over the packed queries, key padding",
      .tags = "[kv_cache][masks]",
@@ -979,6 +983,42 @@ inline constexpr operator_configuration operator_table[] = {
                  .mask_mod(causal_mask(bottom_right) && (kv >= q + (kv_len - q_len) - 12))
                  .score_mod(relative_position_bias(bias_table, 4)),
      .jit_batches = {{.queries = {1, 9, 30, 2}, .keys = {3, 40, 30, 70}}}},
+    // The tensor-core path's KV-cache layouts: one launch for a batch, each block reading its
+    // sequence's lengths and pages.
+    {.name = "tensorcore_paged_decode_f16",
+     .about = "f16 decoding and speculative decoding, GQA H8 KVH2 D64, pages of 16, sinks, LSE, causal bottom-right",
+     .tags = "[tensorcore][kv_cache][sinks]",
+     .desc = attention().heads(8).kv_heads(2).head_dim(64).element(dtype::f16).ragged_queries().paged_kv(16)
+                 .attention_sinks().causal(bottom_right).return_lse(),
+     .gpu_batches = {{.queries = {1, 1, 4, 0, 8}, .keys = {0, 17, 70, 3, 129}}},
+     .tensorcore_batches = {{.queries = {1, 1, 1, 1, 1, 1}, .keys = {0, 1, 15, 16, 17, 300}},
+                            {.queries = {4, 8, 2}, .keys = {70, 8, 129}}}},
+    {.name = "tensorcore_ragged_lengths_masks_bf16",
+     .about = "bf16 ragged queries over dense keys with lengths, a mask over the packed queries, key padding, LSE",
+     .tags = "[tensorcore][kv_cache][masks]",
+     .desc = attention().heads(4).head_dim(32).element(dtype::bf16).ragged_queries().kv_lengths()
+                 .additive_mask(mask_shape::lq_lk).key_padding_mask(true_means_ignore).return_lse(),
+     .tensorcore_batches = {{.queries = {5, 0, 17, 1, 70}, .keys = {9, 3, 17, 0, 65}}}},
+    {.name = "tensorcore_lengths_batch_mask_sinks_f16",
+     .about = "f16 dense queries, keys with lengths, a batch mask broadcast over heads, sinks, causal top-left",
+     .tags = "[tensorcore][kv_cache][sinks]",
+     .desc = attention().heads(4).kv_heads(1).head_dim(64).element(dtype::f16).kv_lengths()
+                 .additive_mask(mask_shape::b_1_lq_lk).attention_sinks().causal(top_left).return_lse(),
+     .tensorcore_batches = {{.queries = {9, 9, 9}, .keys = {0, 9, 140}}}},
+    {.name = "tensorcore_paged_modifiers_bf16",
+     .about = "bf16 modifiers reading each sequence's own positions and lengths over a paged cache (pages of 4): "
+              "a bottom-right window, a relative-position bias",
+     .tags = "[tensorcore][kv_cache][modifiers]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(32).element(dtype::bf16).ragged_queries().paged_kv(4)
+                 .capture(bias_table)
+                 .mask_mod(causal_mask(bottom_right) && (kv >= q + (kv_len - q_len) - 12))
+                 .score_mod(relative_position_bias(bias_table, 4)),
+     .tensorcore_batches = {{.queries = {1, 9, 30, 2}, .keys = {3, 40, 30, 70}}}},
+    {.name = "tensorcore_paged_f32_as_bf16",
+     .about = "f32 on the tensor cores in bf16 over a paged f32 cache, pages of 8, dense queries, LSE",
+     .tags = "[tensorcore][kv_cache]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(64).f32_on_tensor_cores(dtype::bf16).paged_kv(8).return_lse(),
+     .tensorcore_batches = {{.queries = {3, 3, 3}, .keys = {1, 8, 100}}}},
     // attngen-bench's KV-cache cases (bench/cache_cases.hpp): Llama-style GQA over caches laid out as a
     // serving engine holds them; 16 sequences of 512 to 8192 keys for decoding.
     {.name = "decode_paged_f32",
@@ -1259,7 +1299,7 @@ constexpr bool names_are_distinct(const Configuration (&table)[N]) {
 constexpr bool some_backend_runs(const operator_configuration& c) {
   return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.mlir.empty() || !c.backward.empty() ||
          !c.bench.empty() || !c.jit_batches.empty() || !c.aot_batches.empty() || !c.gpu_batches.empty() ||
-         !c.tensorcore.empty();
+         !c.tensorcore.empty() || !c.tensorcore_batches.empty();
 }
 // Descriptions whose sequences differ in length are checked on batches of sequences; the others on
 // (batch, Lq, Lk) matrices.
@@ -1267,7 +1307,7 @@ constexpr bool sizes_fit_layouts(const operator_configuration& c) {
   if (c.desc.has_sequence_lengths())
     return c.jit.empty() && c.aot.empty() && c.gpu.empty() && c.mlir.empty() && c.backward.empty() &&
            c.tensorcore.empty();
-  return c.jit_batches.empty() && c.aot_batches.empty() && c.gpu_batches.empty();
+  return c.jit_batches.empty() && c.aot_batches.empty() && c.gpu_batches.empty() && c.tensorcore_batches.empty();
 }
 constexpr bool some_backend_runs(const module_configuration& c) {
   return !c.jit.empty() || !c.aot.empty() || !c.gpu.empty() || !c.backward.empty() || !c.bench.empty();
@@ -1286,7 +1326,8 @@ static_assert([] {
   for (const operator_configuration& c : operator_table)
     if (!sizes_fit_layouts(c)) return false;
   return true;
-}(), "attngen tests: sequences of their own lengths are checked on jit_batches and aot_batches, others on jit and aot");
+}(), "attngen tests: sequences of their own lengths are checked on batches (jit_batches, aot_batches, gpu_batches, "
+     "tensorcore_batches), others on jit, aot, gpu, mlir, backward and tensorcore sizes");
 // The JIT builds kernels from descriptions without the generator's validation: each must be valid.
 static_assert([] {
   for (const operator_configuration& c : operator_table)

@@ -7,6 +7,7 @@
 #include "reference/reference_attention.hpp"
 #include "support/compare.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/sequence_batch.hpp"
 
 namespace attngen::testing {
 
@@ -19,10 +20,32 @@ const compiled_tensorcore_variant* find_variant(const std::vector<compiled_tenso
   return nullptr;
 }
 
+std::vector<int> values_of(const short_list<int, 10>& list) { return {list.begin(), list.end()}; }
+
+// The configuration's batches in its KV-cache layouts, each sequence against its own problem.
+void check_batches(const operator_configuration& c, const compiled_tensorcore_variant& variant) {
+  for (const sequence_lengths& lengths : c.tensorcore_batches) {
+    const std::vector<int> queries = values_of(lengths.queries), keys = values_of(lengths.keys);
+    sequence_batch batch = make_sequence_batch(c.desc, queries, keys, 23);
+    variant.run_batch(batch);
+    const comparison check = compare_sequences_with_reference(batch);
+    INFO(lengths_text(queries, keys) << ": max error " << check.max_output_error << " " << check.first_failure);
+    CHECK(check.ok);
+  }
+}
+
 }  // namespace
 
 bool register_tensorcore_cases(const std::vector<compiled_tensorcore_variant>& runners, const char* where) {
-  for (const operator_configuration& c : operator_configurations)
+  for (const operator_configuration& c : operator_configurations) {
+    if (!c.tensorcore_batches.empty())
+      register_test_case(title(c) + ": tensor-core tile code " + where + " matches the reference on its batches",
+                         "[tensorcore][kv_cache]" + std::string(c.tags), [&c, &runners] {
+                           const compiled_tensorcore_variant* variant = find_variant(runners, c.name);
+                           if (variant == nullptr)
+                             FAIL("tests/CMakeLists.txt generates no tensor-core variant for " << c.name);
+                           check_batches(c, *variant);
+                         });
     if (!c.tensorcore.empty())
       register_test_case(title(c) + ": tensor-core tile code " + where + " matches the reference",
                          "[tensorcore]" + std::string(c.tags), [&c, &runners] {
@@ -39,6 +62,7 @@ bool register_tensorcore_cases(const std::vector<compiled_tensorcore_variant>& r
                              CHECK(check.ok);
                            }
                          });
+  }
   return true;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 /// The tensor-core test cases of the registry (support/configurations.hpp): one per configuration
 /// with tensor-core calls, running its generated variant where `runners` run it (the host model of
-/// the warp, or a CUDA device) against the float64 reference at those calls.
+/// the warp, or a CUDA device) against the float64 reference at those calls, and one per
+/// configuration with tensor-core batches (KV-cache layouts).
 
 #include <vector>
 

@@ -44,19 +44,36 @@ class device_memory {
   std::vector<void*> held_;
 };
 
+/// Launches `kernel` for `params` and waits for it; a grid without blocks launches nothing.
+template <typename Variant>
+void launch_on_device(void (*kernel)(tensorcore::forward_params, Variant), const tensorcore::forward_params& params,
+                      const Variant& variant) {
+  constexpr unsigned shared_bytes = tensorcore::variant_tiles<Variant>::shared_bytes;
+  const tensorcore::grid3 grid = tensorcore::forward_grid(params, tensorcore::variant_tiles<Variant>::rows);
+  if (grid.x == 0 || grid.z == 0) return;
+  cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
+             "cudaFuncSetAttribute");
+  kernel<<<dim3(grid.x, grid.y, grid.z), Variant::warps * 32, shared_bytes>>>(params, variant);
+  cuda_check(cudaGetLastError(), "launch");
+  cuda_check(cudaDeviceSynchronize(), "the kernel");
+}
+
 template <typename Variant>
 tensorcore_result run_tensorcore_on_device(const attention_problem& p,
                                            void (*kernel)(tensorcore::forward_params, Variant)) {
   device_memory memory;
   return run_tensorcore<Variant>(p, memory, [kernel](const tensorcore::forward_params& params, const Variant& variant) {
-    constexpr unsigned shared_bytes = tensorcore::variant_tiles<Variant>::shared_bytes;
-    const tensorcore::grid3 grid = tensorcore::forward_grid(params, tensorcore::variant_tiles<Variant>::rows);
-    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
-               "cudaFuncSetAttribute");
-    kernel<<<dim3(grid.x, grid.y, grid.z), Variant::warps * 32, shared_bytes>>>(params, variant);
-    cuda_check(cudaGetLastError(), "launch");
-    cuda_check(cudaDeviceSynchronize(), "the kernel");
+    launch_on_device(kernel, params, variant);
   });
+}
+
+template <typename Variant>
+void run_tensorcore_batch_on_device(sequence_batch& batch, void (*kernel)(tensorcore::forward_params, Variant)) {
+  device_memory memory;
+  run_tensorcore_batch<Variant>(batch, memory,
+                                [kernel](const tensorcore::forward_params& params, const Variant& variant) {
+                                  launch_on_device(kernel, params, variant);
+                                });
 }
 
 }  // namespace attngen::testing

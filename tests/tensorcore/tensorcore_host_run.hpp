@@ -36,4 +36,12 @@ tensorcore_result run_tensorcore_on_host(const attention_problem& p) {
   });
 }
 
+template <typename Variant>
+void run_tensorcore_batch_on_host(sequence_batch& batch) {
+  host_memory memory;
+  run_tensorcore_batch<Variant>(batch, memory, [](const tensorcore::forward_params& params, const Variant& variant) {
+    tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(params, variant);
+  });
+}
+
 }  // namespace attngen::testing

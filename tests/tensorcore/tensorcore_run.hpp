@@ -16,6 +16,7 @@
 #include "attngen/tensorcore/flash_forward.hpp"
 #include "attngen/tensorcore/variant_inputs.hpp"
 #include "support/problem.hpp"
+#include "support/sequence_batch.hpp"
 
 namespace attngen::testing {
 
@@ -97,8 +98,6 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
   params.scale = d.effective_scale();
 
   Variant variant{};
-  variant.query_length = Lq;
-  variant.key_length = Lk;
   variant.in.additive_mask = memory.place(stored<E, storage>(p.mask));
   dense_mask_strides(d.additive_mask_shape, H, Lq, Lk, variant.in.mask_strides);
   variant.in.key_padding = memory.place(p.key_padding);
@@ -131,10 +130,86 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
   return result;
 }
 
-/// A generated variant, by configuration name, and what runs it (the build's registries list them).
+/// `batch`'s call, its tensors in its description's KV-cache layouts (support/sequence_batch.hpp), run
+/// by `launch` on the tensors `memory` places (Memory and Launch as for run_tensorcore): one launch for
+/// every sequence, each block reading its sequence's lengths and pages. Writes the batch's output
+/// and lse.
+template <typename Variant, typename Memory, typename Launch>
+void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch) {
+  using storage = typename Variant::storage;
+  const attention_desc& d = batch.desc;
+  const int B = int(batch.sequences.size()), H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim;
+  const attention_args args = batch.args();
+  tensorcore::forward_params params{};
+  params.q = memory.place(batch.q);
+  params.k = memory.place(batch.k);
+  params.v = memory.place(batch.v);
+  params.out = memory.place(batch.output);
+  params.lse = d.lse_output ? memory.place(batch.lse) : nullptr;
+  const std::int64_t queries_per_sequence = B > 0 ? batch.sequences[0].query_length : 0;
+  params.q_strides = {d.is_ragged() ? 0 : queries_per_sequence * H * D, H * D, D};
+  params.out_strides = params.q_strides;
+  const std::int64_t rows_per_entry = d.is_paged() ? d.kv_page_size : batch.key_capacity;
+  params.k_strides = {rows_per_entry * KVH * D, KVH * D, D};
+  params.v_strides = params.k_strides;
+  params.lse_batch_stride = d.is_ragged() ? 0 : H * queries_per_sequence;
+  params.lse_head_stride = d.is_ragged() ? batch.total_queries() : queries_per_sequence;
+  params.batch = B;
+  params.heads = H;
+  params.kv_heads = KVH;
+  for (const attention_problem& sequence : batch.sequences)
+    params.query_length = sequence.query_length > params.query_length ? sequence.query_length : params.query_length;
+  params.key_length = batch.key_capacity;
+  params.scale = d.effective_scale();
+  tensorcore::sequence_layout& layout = params.layout;
+  if (d.is_ragged()) layout.query_offsets = memory.place(batch.q_offsets);
+  if (d.has_kv_lengths()) layout.kv_lengths = memory.place(batch.kv_lengths);
+  if (d.is_paged()) {
+    layout.page_table = memory.place(batch.page_table);
+    layout.page_table_stride = batch.max_pages;
+    while ((1 << layout.page_size_log2) < d.kv_page_size) ++layout.page_size_log2;
+  }
+
+  Variant variant{};
+  variant.in.additive_mask = memory.place(batch.mask);
+  if (!args.mask.empty()) {
+    // (batch, head, query row, key) strides, 0 where the mask's shape broadcasts.
+    const tensor_view& m = args.mask;
+    const bool batched = d.additive_mask_shape == mask_shape::b_h_lq_lk || d.additive_mask_shape == mask_shape::b_1_lq_lk;
+    const bool per_head = d.additive_mask_shape == mask_shape::b_h_lq_lk || d.additive_mask_shape == mask_shape::h_lq_lk;
+    const std::int64_t strides[4] = {batched ? m.strides[0] : 0, per_head ? m.strides[m.rank - 3] : 0,
+                                     m.strides[m.rank - 2], m.strides[m.rank - 1]};
+    for (int n = 0; n < 4; ++n) variant.in.mask_strides[n] = strides[n];
+  }
+  variant.in.key_padding = memory.place(batch.key_padding);
+  variant.in.key_padding_batch_stride = batch.key_capacity;
+  variant.in.sinks = memory.place(batch.sinks);
+  for (std::size_t n = 0; n < batch.captures.size(); ++n) {
+    const tensor_view& capture = args.captures[n];
+    tensorcore::captured_view& view = variant.in.tensors[n];
+    view.data = memory.place(batch.captures[n]);
+    for (int dim = 0; dim < capture.rank; ++dim) {
+      view.extents[dim] = int(capture.shape[dim]);
+      view.strides[dim] = capture.strides[dim];
+    }
+  }
+  if (B > 0)
+    for (std::size_t n = 0; n < batch.sequences[0].scalars.size(); ++n)
+      variant.in.scalars[n] = batch.sequences[0].scalars[n];
+
+  launch(params, variant);
+  memory.read(static_cast<const std::uint8_t*>(params.out), batch.output);
+  if (params.lse != nullptr) memory.read(params.lse, batch.lse);
+}
+
+/// A generated variant, by configuration name, and what runs it (the build's registries list them):
+/// dense problems, and batches of sequences of their own lengths in the description's KV-cache
+/// layouts, whose output and lse `run_batch` writes (null in the AMX path's registries: it takes no
+/// KV-cache layouts).
 struct compiled_tensorcore_variant {
   std::string_view configuration;
   tensorcore_result (*run)(const attention_problem&);
+  void (*run_batch)(sequence_batch&) = nullptr;
 };
 
 }  // namespace attngen::testing

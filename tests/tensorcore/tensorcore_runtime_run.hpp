@@ -20,9 +20,10 @@ detail::tensorcore_kernel tensorcore_record() {
   return {&no_device_code, 1, "", tiles::rows, Variant::warps * 32, tiles::shared_bytes};
 }
 
-/// Every tensor of `args` marked as a CUDA device tensor (they stay where they are).
+/// Every tensor of `args` but the index tensors (host memory for every call) marked as a CUDA device
+/// tensor (they stay where they are).
 inline void mark_as_cuda(attention_args& args) {
-  for (tensor_view* t : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.output, &args.lse})
+  for (tensor_view* t : {&args.q, &args.k, &args.v, &args.mask, &args.key_padding, &args.sinks, &args.output, &args.lse})
     if (!t->empty()) t->device = device_kind::cuda;
   for (tensor_view& capture : args.captures)
     if (!capture.empty()) capture.device = device_kind::cuda;
@@ -39,6 +40,22 @@ tensorcore_result run_tensorcore_through_runtime(const attention_problem& p) {
   static_cast<tensorcore::variant_state&>(variant) = launch->variant;
   tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(launch->params, variant);
   return {call.output(), call.lse()};
+}
+
+/// `batch`'s call, its tensors laid out by its description's KV-cache layouts, launched as the runtime
+/// launches it on CUDA device tensors and run on the host model: one launch for every sequence.
+template <typename Variant>
+void run_tensorcore_batch_through_runtime(sequence_batch& batch) {
+  attention_args args = batch.args();
+  mark_as_cuda(args);
+  const auto launch = detail::tensorcore_launch_of(batch.desc, args, tensorcore_record<Variant>());
+  if (!launch) throw std::runtime_error("the runtime does not send this batch to the tensor-core kernel");
+  const tensorcore::grid3 expected = tensorcore::forward_grid(launch->params, tensorcore::variant_tiles<Variant>::rows);
+  if (launch->grid.x != expected.x || launch->grid.y != expected.y || launch->grid.z != expected.z)
+    throw std::runtime_error("the launch's grid is not the kernel's");
+  Variant variant{};
+  static_cast<tensorcore::variant_state&>(variant) = launch->variant;
+  tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(launch->params, variant);
 }
 
 }  // namespace attngen::testing

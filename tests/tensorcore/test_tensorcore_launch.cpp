@@ -94,3 +94,43 @@ TEST_CASE("tensor-core launch: strided sinks take the Halide code, contiguous on
   args.sinks.shape[0] = 2;
   CHECK_FALSE(attngen::detail::tensorcore_launch_of(with_sinks, args, record).has_value());
 }
+
+TEST_CASE("tensor-core launch: a paged ragged batch is one launch over its longest sequence's queries, its index "
+          "tensors where the call holds them",
+          "[tensorcore][kv_cache]") {
+  constexpr attention_desc paged = description_of<"tensorcore_paged_decode_f16">();
+  sequence_batch batch = make_sequence_batch(paged, {1, 8, 0, 3}, {17, 70, 5, 300}, 3);
+  attention_args args = batch.args();
+  mark_as_cuda(args);
+  const auto launch =
+      attngen::detail::tensorcore_launch_of(paged, args, tensorcore_record<tc_tensorcore_paged_decode_f16_tensorcore_variant>());
+  REQUIRE(launch.has_value());
+  const tensorcore::forward_params& p = launch->params;
+  CHECK(p.batch == 4);
+  CHECK(p.query_length == 8);
+  CHECK(p.key_length == batch.max_pages * 16);
+  CHECK(p.q_strides.batch == 0);
+  CHECK(p.lse_batch_stride == 0);
+  CHECK(p.lse_head_stride == batch.total_queries());
+  CHECK(p.layout.query_offsets == batch.q_offsets.data());
+  CHECK(p.layout.kv_lengths == batch.kv_lengths.data());
+  CHECK(p.layout.page_table == batch.page_table.data());
+  CHECK(p.layout.page_table_stride == batch.max_pages);
+  CHECK(p.layout.page_size_log2 == 4);
+  // GQA 8/2: a block's 64 rows are 16 queries of the group's 4 heads.
+  CHECK(launch->grid.x == 1);
+  CHECK(launch->grid.z == 4);
+}
+
+TEST_CASE("tensor-core launch: a page table whose pages are not contiguous along a row takes the Halide code",
+          "[tensorcore][kv_cache]") {
+  constexpr attention_desc paged = description_of<"tensorcore_paged_decode_f16">();
+  sequence_batch batch = make_sequence_batch(paged, {1, 1}, {17, 40}, 3);
+  attention_args args = batch.args();
+  mark_as_cuda(args);
+  REQUIRE(args.page_table.shape[1] > 1);
+  args.page_table.strides[1] = 2;
+  CHECK_FALSE(attngen::detail::tensorcore_launch_of(paged, args,
+                                                    tensorcore_record<tc_tensorcore_paged_decode_f16_tensorcore_variant>())
+                  .has_value());
+}

@@ -10,7 +10,7 @@ namespace attngen::codegen {
 namespace {
 
 // Warps per block and the largest head dim: 4 warps of 16 rows with D = 128 keep q, the scores and
-// the output in registers (up to 196 per thread on sm_80/90, no spills); D = 256 spills 172 bytes.
+// the output in registers (up to 204 per thread on sm_80/90, no spills); D = 256 spills 172 bytes.
 // The kernels' launch bounds ask for one block per SM at least: left to itself, ptxas held D = 64
 // kernels to 128 registers and spilled.
 constexpr int warps_per_block = 4;
@@ -23,7 +23,7 @@ std::string score_body(const attention_desc& d) {
   const std::string indent = "    ";
   const std::string hidden = indent + "  return -INFINITY;\n";
   const std::string threshold = tensorcore_source::float_literal(mask_out_threshold);
-  std::string body = indent + "[[maybe_unused]] const int q_len = query_length, kv_len = key_length;\n";
+  std::string body = indent + "[[maybe_unused]] const int q_len = sequence.queries, kv_len = sequence.keys;\n";
   if (d.is_causal()) {
     const char* offset = d.causal_mode == causal_alignment::bottom_right ? " + (kv_len - q_len)" : "";
     body += indent + "if (kv > q" + offset + ")\n" + hidden;
@@ -43,7 +43,8 @@ std::string score_body(const attention_desc& d) {
   }
   if (d.additive_mask_shape != mask_shape::none) {
     body += indent + "const float bias = attngen::tensorcore::value_of<element>(static_cast<const storage*>(" +
-            "in.additive_mask)[b * in.mask_strides[0] + h * in.mask_strides[1] + q * in.mask_strides[2] + " +
+            "in.additive_mask)[b * in.mask_strides[0] + h * in.mask_strides[1] + (sequence.first_row + q) * " +
+            "in.mask_strides[2] + " +
             "kv * in.mask_strides[3]]);\n";
     body += indent + "if (bias <= " + threshold + ")\n" + hidden;
     body += indent + "score += bias;\n";
@@ -61,8 +62,9 @@ std::string tensorcore_refusal(const attention_desc& d) {
   if (d.qk_head_dim % 16 != 0 || d.qk_head_dim > largest_head_dim)
     return "head_dim " + std::to_string(d.qk_head_dim) + " is not a multiple of 16 up to " +
            std::to_string(largest_head_dim);
-  if (d.queries != query_layout::dense || d.kv != kv_layout::dense)
-    return "ragged queries and KV-cache layouts run the Halide GPU code";
+  if (d.effective_kv_element() != d.element_type)
+    return "keys and values of another element type than the queries' (" +
+           std::string(name_of(d.effective_kv_element())) + ") run the Halide GPU code";
   if (d.global_positions) return "global positions run the Halide GPU code";
   return {};
 }
@@ -71,14 +73,14 @@ std::string tensorcore_variant_struct(const attention_desc& d, const std::string
   const std::string element = d.tensor_core_type() == dtype::bf16 ? "bf16" : "f16";
   // f32 tensors (f32_on_tensor_cores) are rounded to the element type as the tile code reads them.
   const std::string storage = d.element_type == dtype::f32 ? "float" : "std::uint16_t";
-  std::string key_end = "key_length", plain_key_end = "key_length";
+  std::string key_end = "sequence.keys", plain_key_end = "sequence.keys";
   if (d.causal_mode == causal_alignment::top_left) {
     key_end = "last_query + 1";
     plain_key_end = "first_query + 1";
   }
   if (d.causal_mode == causal_alignment::bottom_right) {
-    key_end = "last_query + (key_length - query_length) + 1";
-    plain_key_end = "first_query + (key_length - query_length) + 1";
+    key_end = "last_query + (sequence.keys - sequence.queries) + 1";
+    plain_key_end = "first_query + (sequence.keys - sequence.queries) + 1";
   }
   // Every score of a masked or modified description goes through score().
   if (d.key_padding != padding_polarity::none || d.has_mask_mod() || d.has_score_mod() ||
@@ -90,10 +92,17 @@ std::string tensorcore_variant_struct(const attention_desc& d, const std::string
 
          "  static constexpr int head_dim = " + std::to_string(d.qk_head_dim) + ";\n"
          "  static constexpr int warps = " + std::to_string(warps_per_block) + ";\n\n"
-         "  ATTNGEN_TC_FN int key_end([[maybe_unused]] int last_query) const { return " + key_end + "; }\n"
-         "  ATTNGEN_TC_FN int plain_key_end([[maybe_unused]] int first_query) const { return " + plain_key_end + "; }\n"
+         "  ATTNGEN_TC_FN int key_end([[maybe_unused]] int last_query,\n"
+         "                           [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n"
+         "    return " + key_end + ";\n"
+         "  }\n"
+         "  ATTNGEN_TC_FN int plain_key_end([[maybe_unused]] int first_query,\n"
+         "                                 [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n"
+         "    return " + plain_key_end + ";\n"
+         "  }\n"
          "  ATTNGEN_TC_FN float score(float score, [[maybe_unused]] int b, [[maybe_unused]] int h, [[maybe_unused]] int q,\n"
-         "                            [[maybe_unused]] int kv) const {\n"
+         "                            [[maybe_unused]] int kv,\n"
+         "                            [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n"
          "    namespace modifier = attngen::tensorcore::modifier;\n" +
          score_body(d) +
          "  }\n"

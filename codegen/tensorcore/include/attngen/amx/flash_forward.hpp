@@ -43,6 +43,8 @@ void forward_task(Tiles& tiles, const tensorcore::forward_params& p, const Varia
   const std::int64_t first_row = std::int64_t(task % row_tasks) * task_rows;
   const int rows_here = int(rows - first_row < task_rows ? rows - first_row : task_rows);
   const int groups = (rows_here + group_rows - 1) / group_rows;
+  // Dense tensors of equal lengths: the variant's hooks see one sequence per batch entry.
+  const tensorcore::sequence_extent sequence{p.query_length, p.key_length, 0};
 
   // Row slot s of the task is row first_row + s of the kv head's group: query-major, head-minor.
   struct row_position {
@@ -73,9 +75,9 @@ void forward_task(Tiles& tiles, const tensorcore::forward_params& p, const Varia
   int key_end[max_task_groups] = {}, plain_end[max_task_groups] = {}, task_key_end = 0;
   for (int g = 0; g < groups; ++g) {
     const int last_slot = (g + 1) * group_rows < rows_here ? (g + 1) * group_rows - 1 : rows_here - 1;
-    const int end = variant.key_end(row_of(last_slot).query);
+    const int end = variant.key_end(row_of(last_slot).query, sequence);
     key_end[g] = end < 0 ? 0 : end < p.key_length ? end : p.key_length;
-    const int plain = p.scale > 0.0f ? variant.plain_key_end(row_of(g * group_rows).query) : 0;
+    const int plain = p.scale > 0.0f ? variant.plain_key_end(row_of(g * group_rows).query, sequence) : 0;
     plain_end[g] = plain < key_end[g] ? plain : key_end[g];
     task_key_end = key_end[g] > task_key_end ? key_end[g] : task_key_end;
   }
@@ -168,7 +170,7 @@ void forward_task(Tiles& tiles, const tensorcore::forward_params& p, const Varia
               float x = -INFINITY;
               if (slot < rows_here && kv < key_end[g]) {
                 const row_position r = row_of(slot);
-                x = variant.score(s[key][n] * p.scale, batch, r.head, r.query, kv) * log2e;
+                x = variant.score(s[key][n] * p.scale, batch, r.head, r.query, kv, sequence) * log2e;
               }
               s[key][n] = x;
             }

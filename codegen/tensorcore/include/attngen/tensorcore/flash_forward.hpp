@@ -9,14 +9,17 @@
 ///
 /// A Variant says what the description adds to plain attention, as FlashInfer's variants do; its
 /// `storage` is the tensors' element type (std::uint16_t for bf16 and f16, float for an f32
-/// description on the tensor cores, rounded to E as it is read), and its hooks are:
-///   float score(float scaled_score, int batch, int head, int query, int key) const
+/// description on the tensor cores, rounded to E as it is read), and its hooks, which take the
+/// sequence of the rows (launch_shape.hpp: its lengths, and its first row in a packed batch), are:
+///   float score(float scaled_score, int batch, int head, int query, int key, const sequence_extent&) const
 ///     the score after the description's modifiers, -infinity where a mask hides the key;
-///   int key_end(int last_query) const
+///   int key_end(int last_query, const sequence_extent&) const
 ///     the end of the keys any query up to that one can see (tiles past it are skipped);
-///   int plain_key_end(int first_query) const
+///   int plain_key_end(int first_query, const sequence_extent&) const
 ///     the end of the keys whose score() is the scaled score itself for every query from that one
 ///     on: tiles before it skip score() and the masking (0 where every score needs them).
+/// Queries and keys are the sequence's own positions; a KV-cache layout (sequence_layout) decides
+/// where its rows lie.
 /// score() is called on every lane with that lane's values (ATTNGEN_TC_FN). The variant's inputs
 /// (variant_inputs) also carry the sinks, which the kernel itself adds at the end.
 
@@ -51,6 +54,9 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   const int first_head_in_group = (block.y % shape.head_chunks) * shape.heads;
   const int first_query = block.x * shape.queries;
   const int batch = block.z;
+  const sequence_extent sequence = extent_of(p, batch);
+  // The grid covers the longest sequence's queries: the block's whole, barriers included, ends here.
+  if (first_query >= sequence.queries) return;
   const auto* q_data = static_cast<const storage*>(p.q);
   auto* out_data = static_cast<storage*>(p.out);
 
@@ -65,7 +71,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     head[r] = each([&](int g) { return kv_head * group + g; }, in_group);
     query[r] = each([&](int s) { return first_query + s / shape.heads; }, slot);
     row_valid[r] = each(
-        [&](int s, int g, int q) { return s < shape.queries * shape.heads && g < group && q < p.query_length; }, slot,
+        [&](int s, int g, int q) { return s < shape.queries * shape.heads && g < group && q < sequence.queries; }, slot,
         in_group, query[r]);
   }
 
@@ -79,8 +85,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       const int r = j & 1;
       const lanes<const storage*> address = each(
           [&](int l, int h, int q) {
-            return q_data + batch * p.q_strides.batch + std::int64_t(q) * p.q_strides.position + h * p.q_strides.head +
-                   16 * c + a_col(l, 2 * j);
+            return q_data + query_row_offset(p.q_strides, batch, sequence, q) + h * p.q_strides.head + 16 * c +
+                   a_col(l, 2 * j);
           },
           lane, head[r], query[r]);
       q_fragment[c].reg[j] = load_packed<E>(address, row_valid[r]);
@@ -93,19 +99,19 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     for (lanes<float>& x : o.x) x = 0.0f;
   lanes<float> running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
 
-  const int last_query = (first_query + shape.queries < p.query_length ? first_query + shape.queries
-                                                                        : p.query_length) - 1;
-  const int variant_key_end = variant.key_end(last_query);
-  const int key_end = variant_key_end < p.key_length ? variant_key_end : p.key_length;
+  const int last_query = (first_query + shape.queries < sequence.queries ? first_query + shape.queries
+                                                                         : sequence.queries) - 1;
+  const int variant_key_end = variant.key_end(last_query, sequence);
+  const int key_end = variant_key_end < sequence.keys ? variant_key_end : sequence.keys;
   const int end_tile = key_end > 0 ? (key_end + tiles::keys - 1) / tiles::keys : 0;
   // Tiles of keys before plain_end take their dots as they come, scaled inside the exponential
   // (the maximum of the dots is the scaled maximum when the scale is positive).
-  const int variant_plain_end = p.scale > 0.0f ? variant.plain_key_end(first_query) : 0;
+  const int variant_plain_end = p.scale > 0.0f ? variant.plain_key_end(first_query, sequence) : 0;
   const int plain_end = variant_plain_end < key_end ? variant_plain_end : key_end;
   const float plain_to_log2 = p.scale * log2e;
 
-  const storage* k_rows = static_cast<const storage*>(p.k) + batch * p.k_strides.batch + kv_head * p.k_strides.head;
-  const storage* v_rows = static_cast<const storage*>(p.v) + batch * p.v_strides.batch + kv_head * p.v_strides.head;
+  const storage* k_head = static_cast<const storage*>(p.k) + kv_head * p.k_strides.head;
+  const storage* v_head = static_cast<const storage*>(p.v) + kv_head * p.v_strides.head;
   // 16-bit tensors: tile t's K, then V, in stage t % stages of the shared memory, copied by cp.async
   // while the tile before is computed. f32 tensors: the next tile's f32 rows are copied into a staging
   // area behind the one 16-bit stage while this tile is computed, then rounded into the stage.
@@ -113,17 +119,16 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   float* const f32_staging = reinterpret_cast<float*>(shared + 2 * tiles::tile_elements);
   auto stage = [&](int tile) {
     const int first_key = tile * tiles::keys;
-    const int valid = p.key_length - first_key;
-    const storage* k_source = k_rows + first_key * p.k_strides.position;
-    const storage* v_source = v_rows + first_key * p.v_strides.position;
+    const int valid = sequence.keys - first_key;
+    const auto k_row = [&](int row) { return k_head + key_row_offset(p, p.k_strides, batch, first_key + row); };
+    const auto v_row = [&](int row) { return v_head + key_row_offset(p, p.v_strides, batch, first_key + row); };
     if constexpr (rounds_f32) {
-      stage_f32_rows(f32_staging, k_source, p.k_strides.position, tiles::keys, D, valid);
-      stage_f32_rows(f32_staging + tiles::keys * D, v_source, p.v_strides.position, tiles::keys, D, valid);
+      stage_f32_rows(f32_staging, k_row, tiles::keys, D, valid);
+      stage_f32_rows(f32_staging + tiles::keys * D, v_row, tiles::keys, D, valid);
     } else {
       std::uint16_t* k_tile = k_tile_of(tile);
-      stage_rows(k_tile, tiles::shared_row_stride, k_source, p.k_strides.position, tiles::keys, D, valid);
-      stage_rows(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_source, p.v_strides.position, tiles::keys,
-                 D, valid);
+      stage_rows(k_tile, tiles::shared_row_stride, k_row, tiles::keys, D, valid);
+      stage_rows(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_row, tiles::keys, D, valid);
     }
     commit_staging();
   };
@@ -189,7 +194,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
                 [&](float dot, int l, int h, int q, bool valid) {
                   const int key = first_key + 8 * n + c_col(l, i);
                   if (!valid || key >= key_end) return -INFINITY;
-                  return variant.score(dot * p.scale, batch, h, q, key);
+                  return variant.score(dot * p.scale, batch, h, q, key, sequence);
                 },
                 score[n].x[i], lane, head[r], query[r], row_valid[r]);
           }
@@ -266,8 +271,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     for (int f = 0; f < out_tiles; ++f) {
       const lanes<storage*> address = each(
           [&](int l, int h, int q) {
-            return out_data + batch * p.out_strides.batch + std::int64_t(q) * p.out_strides.position +
-                   h * p.out_strides.head + 8 * f + c_col(l, 0);
+            return out_data + query_row_offset(p.out_strides, batch, sequence, q) + h * p.out_strides.head + 8 * f +
+                   c_col(l, 0);
           },
           lane, head[r], query[r]);
       store_pair<E>(address, out[f].x[2 * r] * inverse, out[f].x[2 * r + 1] * inverse, row_valid[r]);
@@ -276,7 +281,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       const lanes<float> lse = each(
           [](float m, float t) { return t > 0.0f ? (m + log2f(t)) * ln2 : -INFINITY; }, row_max, total);
       const lanes<float*> address = each(
-          [&](int h, int q) { return p.lse + batch * p.lse_batch_stride + h * p.lse_head_stride + q; }, head[r],
+          [&](int h, int q) { return p.lse + batch * p.lse_batch_stride + h * p.lse_head_stride + sequence.first_row + q; },
+          head[r],
           query[r]);
       const lanes<bool> writes = each([](int l, bool valid) { return valid && (l & 3) == 0; }, lane, row_valid[r]);
       store_where(address, lse, writes);

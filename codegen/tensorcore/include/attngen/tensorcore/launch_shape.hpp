@@ -18,10 +18,27 @@ struct sequence_strides {
   std::int64_t batch, position, head;
 };
 
+/// A call's KV-cache layouts (docs/kv-cache.md); every pointer null for dense tensors of equal lengths.
+struct sequence_layout {
+  /// (B + 1) int32, or null: ragged queries. Sequence b's queries are rows offsets[b] to
+  /// offsets[b + 1] of q and out (total_q, H, D) and lse (H, total_q), whose batch strides are 0.
+  const std::int32_t* query_offsets;
+  /// (B) int32, or null: sequence b's keys are its first kv_lengths[b] (key_length for all without).
+  const std::int32_t* kv_lengths;
+  /// (B, max_pages) int32 with rows page_table_stride apart, or null: K and V are pools (num_pages,
+  /// page_size, KVH, D) whose batch stride is a page's, key j of sequence b at row j % page_size of
+  /// page page_table[b][j / page_size]; page_size is 1 << page_size_log2.
+  const std::int32_t* page_table;
+  std::int64_t page_table_stride;
+  int page_size_log2;
+};
+
 /// One call's tensors and sizes. q (B, Lq, H, D), k (B, Lk, KVH, D), v (B, Lk, KVH, D) and out
 /// (B, Lq, H, D) hold elements of the kernel's storage type (16-bit, or f32); lse, when not null, is
 /// (B, H, Lq) f32 with strides {lse_batch_stride, lse_head_stride, 1}. q and out rows are aligned
-/// to two elements, K and V rows to 16 bytes (cp.async, and 4 f32 elements at a time).
+/// to two elements, K and V rows to 16 bytes (cp.async, and 4 f32 elements at a time). With a
+/// `layout`, query_length and key_length bound every sequence's (the grid covers query_length) and
+/// the tensors are laid out as sequence_layout says.
 struct forward_params {
   const void* q;
   const void* k;
@@ -32,7 +49,41 @@ struct forward_params {
   std::int64_t lse_batch_stride, lse_head_stride;
   int batch, heads, kv_heads, query_length, key_length;
   float scale;
+  sequence_layout layout;
 };
+
+/// The sequence of one batch entry: its queries and keys, and its first row in q, out, lse and a
+/// mask over the packed queries (0 without ragged queries). The variants' hooks take it: causality
+/// and the modifiers' q_len and kv_len are the sequence's own.
+struct sequence_extent {
+  int queries, keys, first_row;
+};
+ATTNGEN_TC_SHAPE_FN sequence_extent extent_of(const forward_params& p, int batch) {
+  const sequence_layout& l = p.layout;
+  sequence_extent s{p.query_length, p.key_length, 0};
+  if (l.query_offsets != nullptr) {
+    s.first_row = l.query_offsets[batch];
+    s.queries = l.query_offsets[batch + 1] - s.first_row;
+  }
+  if (l.kv_lengths != nullptr) s.keys = l.kv_lengths[batch];
+  return s;
+}
+
+/// Where key `key` of sequence `batch` starts in a K or V tensor of `strides` (kv head 0).
+ATTNGEN_TC_SHAPE_FN std::int64_t key_row_offset(const forward_params& p, const sequence_strides& strides, int batch,
+                                                int key) {
+  const sequence_layout& l = p.layout;
+  if (l.page_table == nullptr) return batch * strides.batch + std::int64_t(key) * strides.position;
+  const std::int64_t page = l.page_table[batch * l.page_table_stride + (key >> l.page_size_log2)];
+  return page * strides.batch + std::int64_t(key & ((1 << l.page_size_log2) - 1)) * strides.position;
+}
+
+/// Where row `query` of sequence `batch` (extent `s`) starts in a q or out tensor of `strides`
+/// (head 0).
+ATTNGEN_TC_SHAPE_FN std::int64_t query_row_offset(const sequence_strides& strides, int batch, const sequence_extent& s,
+                                                  int query) {
+  return batch * strides.batch + std::int64_t(s.first_row + query) * strides.position;
+}
 
 /// Rows (query, head pairs) per warp: the m of mma.sync m16n8k16.
 inline constexpr int rows_per_warp = 16;

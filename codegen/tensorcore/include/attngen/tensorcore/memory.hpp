@@ -91,50 +91,52 @@ ATTNGEN_TC_FN void store_pair(const lanes<Storage*>& address, const lanes<float>
 }
 
 /// Copies `rows` rows of `row_elements` 16-bit elements (a multiple of 8) from global memory, row r
-/// at `source + r * source_row_stride`, into shared memory rows `shared_row_stride` apart; rows at
-/// or past `valid_rows` are zeros. On the device every thread of the block takes 16-byte pieces,
-/// asynchronously: `commit_staging` closes the group, `wait_for_staging<N>` waits until at most N
-/// groups are in flight.
-ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const std::uint16_t* source,
-                              std::int64_t source_row_stride, int rows, int row_elements, int valid_rows) {
+/// at `row_address(r)` (a page of a paged cache, or rows a stride apart), into shared memory rows
+/// `shared_row_stride` apart; rows at or past `valid_rows` are zeros and their addresses are not
+/// taken. On the device every thread of the block takes 16-byte pieces, asynchronously:
+/// `commit_staging` closes the group, `wait_for_staging<N>` waits until at most N groups are in flight.
+template <typename RowAddress>
+ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, const RowAddress& row_address, int rows,
+                              int row_elements, int valid_rows) {
 #if defined(__CUDACC__)
   const int pieces_per_row = row_elements / 8;
   const int threads = int(blockDim.x);
   for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
     const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 8;
     const bool valid = row < valid_rows;
-    const std::uint16_t* from = valid ? source + row * source_row_stride + column : source;
+    const std::uint16_t* from = valid ? row_address(row) + column : row_address(0);
     const auto to = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared + row * shared_row_stride + column));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from), "r"(valid ? 16 : 0));
   }
 #else
   for (int row = 0; row < rows; ++row) {
     std::uint16_t* to = shared + row * shared_row_stride;
-    if (row < valid_rows) std::memcpy(to, source + row * source_row_stride, sizeof(std::uint16_t) * row_elements);
+    if (row < valid_rows) std::memcpy(to, row_address(row), sizeof(std::uint16_t) * row_elements);
     else std::memset(to, 0, sizeof(std::uint16_t) * row_elements);
   }
 #endif
 }
 
 /// Copies `rows` rows of `row_elements` f32 elements (a multiple of 4) from global memory, row r at
-/// `source + r * source_row_stride` (16-byte aligned), into consecutive shared memory rows; rows at
-/// or past `valid_rows` are zeros. Asynchronous on the device, as stage_rows.
-ATTNGEN_TC_FN void stage_f32_rows(float* shared, const float* source, std::int64_t source_row_stride, int rows,
-                                  int row_elements, int valid_rows) {
+/// `row_address(r)` (16-byte aligned), into consecutive shared memory rows; rows at or past
+/// `valid_rows` are zeros. Asynchronous on the device, as stage_rows.
+template <typename RowAddress>
+ATTNGEN_TC_FN void stage_f32_rows(float* shared, const RowAddress& row_address, int rows, int row_elements,
+                                  int valid_rows) {
 #if defined(__CUDACC__)
   const int pieces_per_row = row_elements / 4;
   const int threads = int(blockDim.x);
   for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
     const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 4;
     const bool valid = row < valid_rows;
-    const float* from = valid ? source + row * source_row_stride + column : source;
+    const float* from = valid ? row_address(row) + column : row_address(0);
     const auto to = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared + row * row_elements + column));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from), "r"(valid ? 16 : 0));
   }
 #else
   for (int row = 0; row < rows; ++row) {
     float* to = shared + row * row_elements;
-    if (row < valid_rows) std::memcpy(to, source + row * source_row_stride, sizeof(float) * row_elements);
+    if (row < valid_rows) std::memcpy(to, row_address(row), sizeof(float) * row_elements);
     else std::memset(to, 0, sizeof(float) * row_elements);
   }
 #endif

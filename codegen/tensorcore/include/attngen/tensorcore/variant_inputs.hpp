@@ -30,10 +30,10 @@ struct variant_inputs {
 };
 
 /// A variant's data: every generated variant is this with the description's hooks (so the launching
-/// code fills one layout for all).
+/// code fills one layout for all). The sequences' lengths come to the hooks from the call's
+/// parameters (launch_shape.hpp's sequence_extent).
 struct variant_state {
   variant_inputs in;
-  int query_length, key_length;
 };
 
 }  // namespace attngen::tensorcore

@@ -31,10 +31,12 @@ struct tensorcore_launch {
   tensorcore::grid3 grid;
 };
 
-/// The tile code's inputs (here and in the AMX path) for a valid call (validate(desc, args) passed,
-/// 0 < B, Lq, Lk) whose tensors are laid out as the tile code reads them: head_dim contiguous, q and
-/// output rows aligned to two elements, K and V rows to `kv_row_alignment` bytes, lse along Lq, key
-/// padding along Lk and sinks contiguous. Nothing for any other call.
+/// The tile code's inputs (here and in the AMX path) for a valid call (validate(desc, args) passed;
+/// 0 < B, Lq, Lk for dense tensors of equal lengths, any lengths with a KV-cache layout) whose tensors
+/// are laid out as the tile code reads them: head_dim contiguous, q and output rows aligned to two
+/// elements, K and V rows to `kv_row_alignment` bytes, lse along Lq, key padding along Lk, sinks and
+/// the index tensors (q_offsets, kv_lengths, a page table's rows) contiguous. Nothing for any other
+/// call. The parameters point at the index tensors where the call holds them (host memory).
 struct tile_code_inputs {
   tensorcore::forward_params params;
   tensorcore::variant_state variant;
@@ -42,10 +44,10 @@ struct tile_code_inputs {
 std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, const attention_args& args,
                                                     int kv_row_alignment);
 
-/// The launch of `kernel` for a valid call (validate(desc, args) passed, 0 < B, Lq, Lk) whose tensors
-/// are all CUDA device tensors laid out as the tile code reads them: head_dim contiguous, q and
-/// output rows aligned to two elements, K and V rows 16-byte aligned (cp.async), lse along Lq, key
-/// padding along Lk and sinks contiguous. Nothing for any other call, which runs the Halide CUDA code.
+/// The launch of `kernel` for a valid call (as tile_code_inputs_of) whose tensors are all CUDA device
+/// tensors, the index tensors excepted (host memory: launch_tensorcore copies them), laid out as the
+/// tile code reads them, K and V rows 16-byte aligned (cp.async). Nothing for any other call, which
+/// runs the Halide CUDA code.
 std::optional<tensorcore_launch> tensorcore_launch_of(const attention_desc& desc, const attention_args& args,
                                                       const tensorcore_kernel& kernel);
 
