@@ -1,5 +1,6 @@
 #include "attngen/runtime/detail/tensorcore_launch.hpp"
 
+#include <bit>
 #include <cstdint>
 
 namespace attngen::detail {
@@ -21,12 +22,6 @@ std::optional<tensorcore::sequence_strides> rows_of(const tensor_view& t, int el
 // Whether a one-dimensional view, or a matrix's rows, are contiguous.
 bool contiguous_along_last(const tensor_view& t) {
   return t.empty() || t.shape[t.rank - 1] <= 1 || t.strides[t.rank - 1] == 1;
-}
-
-int log2_of(int power_of_two) {
-  int log2 = 0;
-  while ((1 << log2) < power_of_two) ++log2;
-  return log2;
 }
 
 // The additive mask's strides as (batch, head, query, key), 0 where its shape broadcasts.
@@ -90,7 +85,7 @@ std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, 
   if (desc.is_paged()) {
     layout.page_table = static_cast<const std::int32_t*>(args.page_table.data);
     layout.page_table_stride = args.page_table.strides[0];
-    layout.page_size_log2 = log2_of(desc.kv_page_size);
+    layout.page_size_log2 = std::countr_zero(unsigned(desc.kv_page_size));
     p.key_length = int(args.page_table.shape[1]) * desc.kv_page_size;
   }
   if (desc.has_kv_lengths()) layout.kv_lengths = static_cast<const std::int32_t*>(args.kv_lengths.data);

@@ -28,16 +28,18 @@ namespace {
 
 constexpr std::uint8_t poison = 0xAB;
 
-// Runs the kernel on the tested GPU, with the call's tensors where `where` says.
-status run_on_gpu(const compiled_kernel& kernel, aot_call& call, bool lse_output, placement where) {
-  attention_args args = call.args();
+// Runs the kernel on the tested GPU with `args`' tensors where `where` says: host tensors copied in
+// and out by the runtime, or copies on the device (the index tensors stay host memory, as every
+// call's do) whose outputs are copied back.
+status run_on_gpu(const compiled_kernel& kernel, attention_args args, bool lse_output, placement where) {
   if (where == placement::host_tensors_copied) {
     args.gpu.run_host_tensors_on = tested_device();
     return kernel.run_operator(args);
   }
   std::vector<std::unique_ptr<device_tensor>> held;
-  for (tensor_view* view : {&args.q, &args.k, &args.v, &args.sinks, &args.mask, &args.key_padding, &args.captures[0],
-                            &args.captures[1], &args.captures[2], &args.captures[3], &args.output, &args.lse}) {
+  for (tensor_view* view : {&args.q, &args.k, &args.v, &args.k_scale, &args.v_scale, &args.sinks, &args.mask,
+                            &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
+                            &args.captures[3], &args.output, &args.lse}) {
     if (view->empty()) continue;
     held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
     REQUIRE(held.back()->result().ok());
@@ -54,7 +56,7 @@ void check_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, con
   const auto problem = make_random_problem(desc, sizes.batch, sizes.query_length, sizes.key_length, 41);
   aot_call call(problem);
   call.poison_outputs(poison);
-  const status s = run_on_gpu(kernel, call, desc.lse_output, where);
+  const status s = run_on_gpu(kernel, call.args(), desc.lse_output, where);
   INFO(problem.name() << ": " << s.message());
   REQUIRE(s.ok());
   const auto c = compare_with_reference(problem, reference_attention(problem), call.output(), call.lse());
@@ -62,33 +64,15 @@ void check_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, con
   CHECK(c.ok);
 }
 
-// A batch of sequences of their own lengths, its tensors where `where` says (the index tensors stay
-// host memory, as every call's do): host tensors are copied in and out per sequence's call; device
-// tensors go to the tensor-core kernel in one launch where it takes the description, else to each
-// sequence's call on views of them.
+// A batch of sequences of their own lengths, its tensors where `where` says: host tensors are copied
+// in and out per sequence's call; device tensors go to the tensor-core kernel in one launch where it
+// takes the description, else to each sequence's call on views of them.
 void check_sequences_on_gpu(const compiled_kernel& kernel, const attention_desc& desc, const sequence_lengths& lengths,
                             placement where) {
   const std::vector<int> queries(lengths.queries.begin(), lengths.queries.end());
   const std::vector<int> keys(lengths.keys.begin(), lengths.keys.end());
   sequence_batch batch = make_sequence_batch(desc, queries, keys, 43);
-  attention_args args = batch.args();
-  std::vector<std::unique_ptr<device_tensor>> held;
-  if (where == placement::host_tensors_copied) {
-    args.gpu.run_host_tensors_on = tested_device();
-  } else {
-    for (tensor_view* view : {&args.q, &args.k, &args.v, &args.k_scale, &args.v_scale, &args.sinks, &args.mask,
-                              &args.key_padding, &args.captures[0], &args.captures[1], &args.captures[2],
-                              &args.captures[3], &args.output, &args.lse}) {
-      if (view->empty()) continue;
-      held.push_back(std::make_unique<device_tensor>(*view, tested_device()));
-      REQUIRE(held.back()->result().ok());
-      *view = held.back()->view();
-    }
-  }
-  const status s = kernel.run_operator(args);
-  // The outputs are the last one or two device tensors.
-  const int outputs = held.empty() ? 0 : desc.lse_output ? 2 : 1;
-  for (int n = int(held.size()) - outputs; n < int(held.size()); ++n) REQUIRE(held[n]->copy_to_host().ok());
+  const status s = run_on_gpu(kernel, batch.args(), desc.lse_output, where);
   INFO(lengths_text(queries, keys) << " " << placement_text(where) << ": " << s.message());
   REQUIRE(s.ok());
   const comparison c = compare_sequences_with_reference(batch);

@@ -167,7 +167,7 @@ void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch) 
   if (d.is_paged()) {
     layout.page_table = memory.place(batch.page_table);
     layout.page_table_stride = batch.max_pages;
-    while ((1 << layout.page_size_log2) < d.kv_page_size) ++layout.page_size_log2;
+    layout.page_size_log2 = std::countr_zero(unsigned(d.kv_page_size));
   }
 
   Variant variant{};
