@@ -20,38 +20,42 @@ void schedule_linear_part(module_algorithm& m, int lanes) {
   const Var n = m.n, i = m.i, b = m.b;
   const int tile_rows = lanes >= 16 ? 8 : 4;
   const int tile_outputs = linear_tile_outputs(lanes);
-  Var no("no"), ni("ni"), io("io"), ii("ii"), task("task");
+  Var no("no"), ni("ni"), io("io"), ii("ii"), chunk("chunk"), task("task");
+  // A task is one panel of outputs over a chunk of up to 64 row tiles of every batch: it transposes
+  // its panel of W (64 or 128 KiB) into a buffer of its own, which its row tiles then stream from L2.
+  // Against W transposed whole before the product (a pass that wrote all of W^T to memory and read it
+  // back), interleaved JIT runs of the part: E512 x 512 rows 0.80-0.82 -> 0.74-0.75 ms, E1024 x 256
+  // rows 1.80 -> 1.63-1.73 ms, E1024 x 2048 rows 11.9-12.0 -> 11.9-12.1 ms (chunks of 32 tiles the
+  // same within noise; of 128, 2048 rows re-read once per panel: 11.9-12.7 ms).
+  m.output.split(n, no, ni, tile_outputs, TailStrategy::GuardWithIf)
+      .split(i, io, ii, tile_rows, TailStrategy::GuardWithIf)
+      .split(io, chunk, io, 64, TailStrategy::GuardWithIf)
+      .reorder(ni, ii, io, b, chunk, no)
+      .fuse(chunk, no, task)
+      .parallel(task)
+      .vectorize(ni, lanes);
   // W transposed in panels of a tile's outputs, so that a tile streams its panel as one dense run
   // (with W transposed whole, each input's 32 outputs lay a row of W^T apart, 2 or 4 KiB: against
   // that, 4 interleaved runs: module_cross_gqa 11.1-11.8 against 11.6-12.1 ms, module_self 3.18-3.38
   // against 3.32-3.53). Transposed by tiles of lanes x inputs_per_tile: a tile's rows of W loaded as
-  // vectors, then each vector of outputs read across them (shuffles, where each was gathered element
-  // by element: module_cross_gqa 12.2-12.5 -> 11.7-11.9 ms).
-  const Var within = f.weight_panels.args()[0], c = f.weight_panels.args()[1], panel = f.weight_panels.args()[2];
+  // vectors, then each vector of outputs read across them. Those rows' buffer bound to its constant
+  // size: sized by the tile's tail otherwise, it was a heap allocation per tile read by gathers
+  // (transposing E512's W 0.116 -> 0.05-0.06 ms, E1024's 0.46-0.50 -> 0.18-0.21 ms).
+  const Var within = f.weight_panels.args()[0], c = f.weight_panels.args()[1];
   const int inputs_per_tile = 16;
   Var co("co"), ci("ci"), wo("wo"), wi("wi");
-  f.weight_panels.compute_root()
+  f.weight_panels.compute_at(m.output, task)
       .bound(within, 0, tile_outputs)
       .split(c, co, ci, inputs_per_tile, TailStrategy::GuardWithIf)
       .split(within, wo, wi, lanes)
-      .reorder(wi, ci, wo, panel, co)
+      .reorder(wi, ci, wo, co)
       .vectorize(wi)
-      .unroll(ci)
-      .parallel(co);
+      .unroll(ci);
   Func weight_rows = f.weight.in(f.weight_panels);
   weight_rows.compute_at(f.weight_panels, wo)
+      .bound_storage(weight_rows.args()[0], inputs_per_tile)
+      .bound_storage(weight_rows.args()[1], lanes)
       .vectorize(weight_rows.args()[0], inputs_per_tile, TailStrategy::GuardWithIf);
-  // A task is 8 row tiles, which reuse each panel while it is in L2 (a task per tile streamed all of W
-  // per tile). With W^T's rows padded off one L1 set, 2 interleaved runs: module_self 4.02-4.19 ->
-  // 3.18-3.20 ms (projections 0.64-0.66 -> 0.87 of peak), module_cross_gqa (E1024) 14.9-15.1 -> 12.3-12.4.
-  Var iob("iob");
-  m.output.split(n, no, ni, tile_outputs, TailStrategy::GuardWithIf)
-      .split(i, io, ii, tile_rows, TailStrategy::GuardWithIf)
-      .split(io, iob, io, 8, TailStrategy::GuardWithIf)
-      .reorder(ni, ii, io, no, iob, b)
-      .fuse(iob, b, task)
-      .parallel(task)
-      .vectorize(ni, lanes);
   // Aligned, a tile's outputs are one panel's, and its reads of the panel are dense vectors.
   f.product.compute_at(m.output, io)
       .align_bounds(n, tile_outputs)
