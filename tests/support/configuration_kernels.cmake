@@ -67,7 +67,8 @@ function(attngen_tensorcore_variants target)
            "  write(out, \"${name}\", attngen::validated<attngen::testing::description_of<\"${configuration}\">()>());\n")
     string(APPEND includes "#include \"${name}_tensorcore.hpp\"\n")
     string(APPEND entries "    {\"${configuration}\", &run_tensorcore_on_host<${name}_tensorcore_variant>,\n"
-                          "     &run_tensorcore_batch_on_host<${name}_tensorcore_variant>},\n")
+                          "     &run_tensorcore_batch_on_host<${name}_tensorcore_variant>,\n"
+                          "     &census_of_tiles<${name}_tensorcore_variant>},\n")
     string(APPEND runtime_entries
            "    {\"${configuration}\", &run_tensorcore_through_runtime<${name}_tensorcore_variant>,\n"
            "     &run_tensorcore_batch_through_runtime<${name}_tensorcore_variant>},\n")

@@ -273,6 +273,17 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "long_causal over packed documents, their ids a run-time (B, Lk) tensor",
      .desc = long_causal.capture(document).mask_mod(document_mask(document)),
      .bench = {{"document_mask_16k", {1, 16384, 16384}, 1, 8}}},
+    // The same masks on the tensor cores (GPUs only): tiles the mask hides are skipped there too.
+    {.name = "long_sliding_window_on_tensor_cores",
+     .about = "long_sliding_window, f32 on the tensor cores in bf16",
+     .tags = "[tensorcore]",
+     .desc = long_causal.mask_mod(sliding_window(1024, 0)).f32_on_tensor_cores(dtype::bf16),
+     .bench = {{"sliding_window_16k_tc", {1, 16384, 16384}, 1, 0, 1024}}},
+    {.name = "long_document_mask_on_tensor_cores",
+     .about = "long_document_mask, f32 on the tensor cores in bf16",
+     .tags = "[tensorcore]",
+     .desc = long_causal.capture(document).mask_mod(document_mask(document)).f32_on_tensor_cores(dtype::bf16),
+     .bench = {{"document_mask_16k_tc", {1, 16384, 16384}, 1, 8}}},
 
     // Heads and head dims.
     {.name = "mha",
@@ -879,6 +890,19 @@ inline constexpr operator_configuration operator_table[] = {
                  .mask_mod(prefix_lm(prefix) || (causal_mask(bottom_right) && sliding_window(40, 0)))
                  .score_mod(softcap(20.0f) + relative_position_bias(bias_table_17, 8) - score),
      .tensorcore = tensorcore_shapes},
+    // A mask modifier alone: tiles it shows whole take the plain path, tiles it hides are skipped.
+    {.name = "tensorcore_documents_causal_bf16",
+     .about = "bf16 GQA H4/2 D64, LSE, document and causal mask_mod alone: skipped, whole and cut tiles",
+     .tags = "[tensorcore][modifiers]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(2)
+                 .head_dim(64)
+                 .element(dtype::bf16)
+                 .return_lse()
+                 .capture(document)
+                 .mask_mod(document_mask(document) && causal_mask(top_left)),
+     .tensorcore = {{1, 1, 1}, {2, 7, 17}, {1, 113, 130}, {2, 520, 520}}},
     {.name = "tensorcore_sinks_bf16",
      .about = "bf16 GQA H4 KVH2 D64, attention sinks, causal bottom-right, key padding, LSE: rows that see no key",
      .tags = "[tensorcore][sinks]",

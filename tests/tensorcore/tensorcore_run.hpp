@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -63,6 +64,36 @@ inline void dense_mask_strides(mask_shape shape, int heads, int query_length, in
   for (int n = 0; n < 4; ++n) strides[n] = values[n];
 }
 
+/// The variant of a dense problem `p`: its masks, padding, sinks and captures placed by `memory`
+/// (as run_tensorcore's Memory).
+template <typename Variant, typename Memory>
+Variant variant_of(const attention_problem& p, Memory& memory) {
+  using storage = typename Variant::storage;
+  const attention_desc& d = p.desc;
+  Variant variant{};
+  variant.in.additive_mask = memory.place(stored<Variant::element, storage>(p.mask));
+  dense_mask_strides(d.additive_mask_shape, d.num_heads, p.query_length, p.key_length, variant.in.mask_strides);
+  variant.in.key_padding = memory.place(p.key_padding);
+  variant.in.key_padding_batch_stride = p.key_length;
+  variant.in.sinks = memory.place(p.sinks);
+  for (std::size_t n = 0; n < p.captures.size(); ++n) {
+    tensorcore::captured_view& view = variant.in.tensors[n];
+    const std::vector<int> shape = p.capture_shape(int(n));
+    std::int64_t stride = 1;
+    for (int dim = int(shape.size()) - 1; dim >= 0; --dim) {
+      view.extents[dim] = shape[dim];
+      view.strides[dim] = stride;
+      stride *= shape[dim];
+    }
+    if (d.captures.tensors[n].type == capture_type::i32)
+      view.data = memory.place(std::vector<std::int32_t>(p.captures[n].begin(), p.captures[n].end()));
+    else
+      view.data = memory.place(p.captures[n]);
+  }
+  for (std::size_t n = 0; n < p.scalars.size(); ++n) variant.in.scalars[n] = p.scalars[n];
+  return variant;
+}
+
 /// Memory: `T* place(const std::vector<T>&)` (the kernel's copy, null for an empty vector) and
 /// `void read(const T* placed, std::vector<T>& into)`. Launch: `void operator()(const
 /// tensorcore::forward_params&, const Variant&)`.
@@ -97,29 +128,7 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
   params.key_length = Lk;
   params.scale = d.effective_scale();
 
-  Variant variant{};
-  variant.in.additive_mask = memory.place(stored<E, storage>(p.mask));
-  dense_mask_strides(d.additive_mask_shape, H, Lq, Lk, variant.in.mask_strides);
-  variant.in.key_padding = memory.place(p.key_padding);
-  variant.in.key_padding_batch_stride = Lk;
-  variant.in.sinks = memory.place(p.sinks);
-  for (std::size_t n = 0; n < p.captures.size(); ++n) {
-    tensorcore::captured_view& view = variant.in.tensors[n];
-    const std::vector<int> shape = p.capture_shape(int(n));
-    std::int64_t stride = 1;
-    for (int dim = int(shape.size()) - 1; dim >= 0; --dim) {
-      view.extents[dim] = shape[dim];
-      view.strides[dim] = stride;
-      stride *= shape[dim];
-    }
-    if (d.captures.tensors[n].type == capture_type::i32)
-      view.data = memory.place(std::vector<std::int32_t>(p.captures[n].begin(), p.captures[n].end()));
-    else
-      view.data = memory.place(p.captures[n]);
-  }
-  for (std::size_t n = 0; n < p.scalars.size(); ++n) variant.in.scalars[n] = p.scalars[n];
-
-  launch(params, variant);
+  launch(params, variant_of<Variant>(p, memory));
   memory.read(static_cast<const storage*>(params.out), out);
   if (params.lse != nullptr) memory.read(params.lse, result.lse);
   result.output.resize(out.size());
@@ -202,6 +211,16 @@ void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch) 
   if (params.lse != nullptr) memory.read(params.lse, batch.lse);
 }
 
+/// How a variant's mask classifies the tiles the kernel walks ((block, 64 keys) pairs of a dense
+/// problem), against the mask evaluated at each of their (row, key) pairs.
+struct tile_census {
+  int tiles = 0;
+  int hidden = 0, whole = 0;                  ///< as visibility_of_tile() classifies them
+  int hidden_by_mask = 0, whole_by_mask = 0;  ///< every pair hidden, every pair shown
+  int unsound = 0;                            ///< classified hidden or whole, yet the pairs disagree
+  std::string first_unsound;
+};
+
 /// A generated variant, by configuration name, and what runs it (the build's registries list them):
 /// dense problems, and batches of sequences of their own lengths in the description's KV-cache
 /// layouts, whose output and lse `run_batch` writes (null in the AMX path's registries: it takes no
@@ -210,6 +229,8 @@ struct compiled_tensorcore_variant {
   std::string_view configuration;
   tensorcore_result (*run)(const attention_problem&);
   void (*run_batch)(sequence_batch&) = nullptr;
+  /// The variant's tile visibility over a dense problem's tiles (tile_census.hpp); host registries only.
+  tile_census (*census)(const attention_problem&) = nullptr;
 };
 
 }  // namespace attngen::testing

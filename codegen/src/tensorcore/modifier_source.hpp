@@ -16,6 +16,12 @@ namespace attngen::codegen::tensorcore_source {
 std::string modifier_statements(const modifier_graph& graph, const capture_table& captures, const std::string& prefix,
                                 const std::string& indent);
 
+/// Statements defining `<prefix>0`, `<prefix>1`, ...: each node's range over a tile
+/// (attngen/tensorcore/modifier_ranges.hpp), reading the leaves `b`, `h`, `q`, `kv`, `q_len`,
+/// `kv_len` as ranges and the captures in `in`; the root, a `ranges::truth` for a mask, is the last.
+std::string modifier_range_statements(const modifier_graph& graph, const capture_table& captures,
+                                      const std::string& prefix, const std::string& indent);
+
 /// `value` as a C++ float literal that reads back exactly (hexadecimal).
 std::string float_literal(float value);
 

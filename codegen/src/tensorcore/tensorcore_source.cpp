@@ -32,10 +32,7 @@ std::string score_body(const attention_desc& d) {
     const char* test = d.key_padding == padding_polarity::true_means_ignore ? "!= 0" : "== 0";
     body += indent + "if (in.key_padding[b * in.key_padding_batch_stride + kv] " + test + ")\n" + hidden;
   }
-  if (d.has_mask_mod()) {
-    body += tensorcore_source::modifier_statements(d.mask_modifier, d.captures, "m", indent);
-    body += indent + "if (!m" + std::to_string(d.mask_modifier.count - 1) + ")\n" + hidden;
-  }
+  if (d.has_mask_mod()) body += indent + "if (!shows(b, h, q, kv, sequence))\n" + hidden;
   if (d.has_score_mod()) {
     body += tensorcore_source::modifier_statements(d.score_modifier, d.captures, "s", indent);
     body += indent + "score = s" + std::to_string(d.score_modifier.count - 1) + ";\n";
@@ -50,6 +47,35 @@ std::string score_body(const attention_desc& d) {
     body += indent + "score += bias;\n";
   }
   return body + indent + "return score;\n";
+}
+
+// shows(): the mask modifier at one (row, key); visibility_of_tile(): the same over a tile's ranges.
+std::string mask_hooks(const attention_desc& d) {
+  const std::string indent = "    ";
+  std::string shows = indent + "return true;\n", visibility = indent + "return attngen::tensorcore::tile_visibility::whole;\n";
+  if (d.has_mask_mod()) {
+    const std::string root = std::to_string(d.mask_modifier.count - 1);
+    shows = indent + "namespace modifier = attngen::tensorcore::modifier;\n" + indent +
+            "[[maybe_unused]] const int q_len = sequence.queries, kv_len = sequence.keys;\n" +
+            tensorcore_source::modifier_statements(d.mask_modifier, d.captures, "m", indent) + indent + "return m" +
+            root + ";\n";
+    visibility = indent + "namespace ranges = attngen::tensorcore::ranges;\n" + indent +
+                 "[[maybe_unused]] const ranges::int_range b = ranges::point(t.batch), h = ranges::span(t.first_head, "
+                 "t.last_head),\n" +
+                 indent + "    q = ranges::span(t.first_query, t.last_query), kv = ranges::span(t.first_key, t.last_key),\n" +
+                 indent + "    q_len = ranges::point(sequence.queries), kv_len = ranges::point(sequence.keys);\n" +
+                 tensorcore_source::modifier_range_statements(d.mask_modifier, d.captures, "r", indent) + indent +
+                 "return ranges::visibility_of(r" + root + ");\n";
+  }
+  return "  ATTNGEN_TC_FN bool shows([[maybe_unused]] int b, [[maybe_unused]] int h, [[maybe_unused]] int q,\n"
+         "                          [[maybe_unused]] int kv,\n"
+         "                          [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n" +
+         shows +
+         "  }\n"
+         "  ATTNGEN_TC_FN attngen::tensorcore::tile_visibility visibility_of_tile(\n"
+         "      [[maybe_unused]] const attngen::tensorcore::tile_bounds& t,\n"
+         "      [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n" +
+         visibility + "  }\n";
 }
 
 }  // namespace
@@ -82,9 +108,9 @@ std::string tensorcore_variant_struct(const attention_desc& d, const std::string
     key_end = "last_query + (sequence.keys - sequence.queries) + 1";
     plain_key_end = "first_query + (sequence.keys - sequence.queries) + 1";
   }
-  // Every score of a masked or modified description goes through score().
-  if (d.key_padding != padding_polarity::none || d.has_mask_mod() || d.has_score_mod() ||
-      d.additive_mask_shape != mask_shape::none)
+  // Every score of a padded, modified or additively masked description goes through score(); a
+  // mask modifier's tiles are plain where visibility_of_tile() shows them whole.
+  if (d.key_padding != padding_polarity::none || d.has_score_mod() || d.additive_mask_shape != mask_shape::none)
     plain_key_end = "0";
   return "struct " + struct_name + " : attngen::tensorcore::variant_state {\n"
          "  static constexpr attngen::tensorcore::element16 element = attngen::tensorcore::element16::" + element + ";\n"
@@ -99,7 +125,8 @@ std::string tensorcore_variant_struct(const attention_desc& d, const std::string
          "  ATTNGEN_TC_FN int plain_key_end([[maybe_unused]] int first_query,\n"
          "                                 [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n"
          "    return " + plain_key_end + ";\n"
-         "  }\n"
+         "  }\n" +
+         mask_hooks(d) +
          "  ATTNGEN_TC_FN float score(float score, [[maybe_unused]] int b, [[maybe_unused]] int h, [[maybe_unused]] int q,\n"
          "                            [[maybe_unused]] int kv,\n"
          "                            [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n"
@@ -116,7 +143,8 @@ std::string tensorcore_variant_header(const attention_desc& d, const std::string
          ": its variant for the tensor-core tile code (attngen/tensorcore/flash_forward.hpp).\n"
          "#pragma once\n\n"
          "#include \"attngen/tensorcore/flash_forward.hpp\"\n"
-         "#include \"attngen/tensorcore/modifier_math.hpp\"\n\n" +
+         "#include \"attngen/tensorcore/modifier_math.hpp\"\n"
+         "#include \"attngen/tensorcore/modifier_ranges.hpp\"\n\n" +
          tensorcore_variant_struct(d, name + "_tensorcore_variant");
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 /// FlashAttention-2's forward pass on the AMX tiles of Intel CPUs (Sapphire Rapids and later), for
 /// bf16 descriptions: the Variant is the tensor-core path's (attngen/tensorcore/flash_forward.hpp
-/// documents its hooks: score, key_end, plain_key_end), so the masks and modifiers are lowered once
+/// documents its hooks: score, key_end, plain_key_end, visibility_of_tile), so the masks and modifiers are lowered once
 /// for both. Tiles is hardware_tiles.hpp's or, for the tests, emulated_tiles.hpp's.
 ///
 /// A task is up to 512 rows ((query, head) pairs of one kv head's group, in groups of 32) against every
@@ -106,7 +106,29 @@ void forward_task(Tiles& tiles, const tensorcore::forward_params& p, const Varia
       running_sum[g][t] = splat(0.0f);
     }
 
+  // What the mask modifier does to group g's rows over the block of keys from first_key: its rows are
+  // consecutive slots, whole groups of heads where they span several queries.
+  auto visibility = [&](int g, int first_key) {
+    const row_position first = row_of(g * group_rows);
+    const row_position last = row_of((g + 1) * group_rows < rows_here ? (g + 1) * group_rows - 1 : rows_here - 1);
+    const bool one_query = first.query == last.query;
+    const int last_key = (first_key + block_keys < key_end[g] ? first_key + block_keys : key_end[g]) - 1;
+    return variant.visibility_of_tile(
+        tensorcore::tile_bounds{batch, one_query ? first.head : kv_head * group,
+                                one_query ? last.head : kv_head * group + group - 1, first.query, last.query,
+                                first_key, last_key},
+        sequence);
+  };
+
   for (int first_key = 0; first_key < task_key_end; first_key += block_keys) {
+    // Groups that see none of the block's keys skip it; a block no group sees is not packed.
+    tensorcore::tile_visibility kind[max_task_groups];
+    bool any_shown = false;
+    for (int g = 0; g < groups; ++g) {
+      kind[g] = first_key < key_end[g] ? visibility(g, first_key) : tensorcore::tile_visibility::hidden;
+      any_shown = any_shown || kind[g] != tensorcore::tile_visibility::hidden;
+    }
+    if (!any_shown) continue;
     const int valid_keys = p.key_length - first_key < block_keys ? p.key_length - first_key : block_keys;
     // K's rows, contiguous, zeros past Lk. Read in place (2 KiB apart at KVH 8, D 128): 36.9 against 35.5 ms.
     for (int key = 0; key < block_keys; ++key) {
@@ -134,7 +156,7 @@ void forward_task(Tiles& tiles, const tensorcore::forward_params& p, const Varia
     }
 
     for (int g = 0; g < groups; ++g) {
-      if (first_key >= key_end[g]) continue;
+      if (kind[g] == tensorcore::tile_visibility::hidden) continue;
       // Sᵀ: tile 0 keys 0-15 x rows 0-15, 1 keys 0-15 x rows 16-31, 2 and 3 keys 16-31.
       tiles.template zero<0>();
       tiles.template zero<1>();
@@ -157,7 +179,7 @@ void forward_task(Tiles& tiles, const tensorcore::forward_params& p, const Varia
 
       // The online softmax in base 2, a row per lane. A row that has seen no key keeps its maximum at
       // -infinity and takes exponentials against 0, so hidden scores give 0, never NaN.
-      const bool plain = first_key + block_keys <= plain_end[g];
+      const bool plain = first_key + block_keys <= plain_end[g] && kind[g] == tensorcore::tile_visibility::whole;
       for (int t = 0; t < 2; ++t) {
         f32x16 s[block_keys];
         for (int key = 0; key < block_keys; ++key) s[key] = load<f32x16>(scores + key * group_rows + 16 * t);

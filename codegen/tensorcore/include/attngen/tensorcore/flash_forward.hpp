@@ -17,7 +17,13 @@
 ///     the end of the keys any query up to that one can see (tiles past it are skipped);
 ///   int plain_key_end(int first_query, const sequence_extent&) const
 ///     the end of the keys whose score() is the scaled score itself for every query from that one
-///     on: tiles before it skip score() and the masking (0 where every score needs them).
+///     on, the mask modifier aside: tiles before it that the mask shows whole skip score() and the
+///     masking (0 where every score needs them);
+///   bool shows(int batch, int head, int query, int key, const sequence_extent&) const
+///     the mask modifier at one (row, key) (true without one);
+///   tile_visibility visibility_of_tile(const tile_bounds&, const sequence_extent&) const
+///     what the mask modifier does over a whole tile (modifier_ranges.hpp): tiles it hides are
+///     skipped, tiles it shows whole may be plain.
 /// Queries and keys are the sequence's own positions; a KV-cache layout (sequence_layout) decides
 /// where its rows lie.
 /// score() is called on every lane with that lane's values (ATTNGEN_TC_FN). The variant's inputs
@@ -29,6 +35,7 @@
 #include "attngen/tensorcore/launch_shape.hpp"
 #include "attngen/tensorcore/memory.hpp"
 #include "attngen/tensorcore/mma.hpp"
+#include "attngen/tensorcore/modifier_ranges.hpp"
 #include "attngen/tensorcore/warp.hpp"
 
 namespace attngen::tensorcore {
@@ -99,8 +106,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     for (lanes<float>& x : o.x) x = 0.0f;
   lanes<float> running_max[2] = {-INFINITY, -INFINITY}, running_sum[2] = {0.0f, 0.0f};
 
-  const int last_query = (first_query + shape.queries < sequence.queries ? first_query + shape.queries
-                                                                         : sequence.queries) - 1;
+  const block_extent rows = extent_of_block(p, tiles::rows, block, sequence);
+  const int last_query = rows.last_query;
   const int variant_key_end = variant.key_end(last_query, sequence);
   const int key_end = variant_key_end < sequence.keys ? variant_key_end : sequence.keys;
   const int end_tile = key_end > 0 ? (key_end + tiles::keys - 1) / tiles::keys : 0;
@@ -110,14 +117,35 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   const int plain_end = variant_plain_end < key_end ? variant_plain_end : key_end;
   const float plain_to_log2 = p.scale * log2e;
 
+  // The block's rows and a tile's keys as ranges for the mask modifier: the same for every warp, so
+  // every warp skips the same tiles.
+  auto visibility = [&](int tile) {
+    const int first_key = tile * tiles::keys;
+    const int last_key = (first_key + tiles::keys < key_end ? first_key + tiles::keys : key_end) - 1;
+    return variant.visibility_of_tile(
+        tile_bounds{batch, rows.first_head, rows.last_head, first_query, last_query, first_key, last_key}, sequence);
+  };
+  // The first tile from `tile` on that the mask does not hide from every row of the block, and what
+  // the mask does to it (end_tile when none is left).
+  struct shown_tile {
+    int tile;
+    tile_visibility kind;
+  };
+  auto next_shown = [&](int tile) {
+    for (; tile < end_tile; ++tile)
+      if (const tile_visibility kind = visibility(tile); kind != tile_visibility::hidden) return shown_tile{tile, kind};
+    return shown_tile{end_tile, tile_visibility::hidden};
+  };
+
   const storage* k_head = static_cast<const storage*>(p.k) + kv_head * p.k_strides.head;
   const storage* v_head = static_cast<const storage*>(p.v) + kv_head * p.v_strides.head;
-  // 16-bit tensors: tile t's K, then V, in stage t % stages of the shared memory, copied by cp.async
-  // while the tile before is computed. f32 tensors: the next tile's f32 rows are copied into a staging
-  // area behind the one 16-bit stage while this tile is computed, then rounded into the stage.
-  auto k_tile_of = [&](int tile) { return shared + (tile % tiles::stages) * 2 * tiles::tile_elements; };
+  // 16-bit tensors: the n-th tile computed has its K, then V, in stage n % stages of the shared
+  // memory, copied by cp.async while the tile before is computed. f32 tensors: the next tile's f32
+  // rows are copied into a staging area behind the one 16-bit stage while this tile is computed, then
+  // rounded into the stage.
+  auto k_tile_of = [&](int step) { return shared + (step % tiles::stages) * 2 * tiles::tile_elements; };
   float* const f32_staging = reinterpret_cast<float*>(shared + 2 * tiles::tile_elements);
-  auto stage = [&](int tile) {
+  auto stage = [&](int tile, int step) {
     const int first_key = tile * tiles::keys;
     const int valid = sequence.keys - first_key;
     const auto k_row = [&](int row) { return k_head + key_row_offset(p, p.k_strides, batch, first_key + row); };
@@ -126,31 +154,35 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       stage_f32_rows(f32_staging, k_row, tiles::keys, D, valid);
       stage_f32_rows(f32_staging + tiles::keys * D, v_row, tiles::keys, D, valid);
     } else {
-      std::uint16_t* k_tile = k_tile_of(tile);
+      std::uint16_t* k_tile = k_tile_of(step);
       stage_rows(k_tile, tiles::shared_row_stride, k_row, tiles::keys, D, valid);
       stage_rows(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_row, tiles::keys, D, valid);
     }
     commit_staging();
   };
-  if (end_tile > 0) stage(0);
+  shown_tile current = next_shown(0);
+  if (current.tile < end_tile) stage(current.tile, 0);
 
-  for (int tile = 0; tile < end_tile; ++tile) {
+  for (int step = 0; current.tile < end_tile; ++step) {
+    const int tile = current.tile;
+    const shown_tile next = next_shown(tile + 1);
+    const int next_tile = next.tile;
     if constexpr (rounds_f32) {
       wait_for_staging<0>();
       block_barrier();
       round_staged_rows<E>(shared, tiles::shared_row_stride, f32_staging, 2 * tiles::keys, D);
       block_barrier();
-      if (tile + 1 < end_tile) stage(tile + 1);
+      if (next_tile < end_tile) stage(next_tile, step + 1);
     } else {
-      if (tile + 1 < end_tile) {
-        stage(tile + 1);
+      if (next_tile < end_tile) {
+        stage(next_tile, step + 1);
         wait_for_staging<1>();
       } else {
         wait_for_staging<0>();
       }
       block_barrier();
     }
-    const std::uint16_t* k_tile = k_tile_of(tile);
+    const std::uint16_t* k_tile = k_tile_of(step);
     const std::uint16_t* v_tile = k_tile + tiles::tile_elements;
     const int first_key = tile * tiles::keys;
 
@@ -225,8 +257,10 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
           for (int i = 2 * r; i < 2 * r + 2; ++i) o.x[i] = o.x[i] * rescale;
       }
     };
-    if (first_key + tiles::keys <= plain_end) softmax_of_tile(std::true_type{});
-    else softmax_of_tile(std::false_type{});
+    if (first_key + tiles::keys <= plain_end && current.kind == tile_visibility::whole)
+      softmax_of_tile(std::true_type{});
+    else
+      softmax_of_tile(std::false_type{});
 
     // p.V: two adjacent score tiles are one A fragment as they stand; V rows are B's k, so
     // ldmatrix.trans gives B's fragments: matrix m of each x4 is keys 16 j + 8 (m % 2) onwards,
@@ -251,6 +285,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       }
     }
     block_barrier();
+    current = next;
   }
 
   // Normalise and store. A sink's logit (variant_inputs::sinks) joins the row's maximum and

@@ -127,6 +127,24 @@ ATTNGEN_TC_SHAPE_FN block_rows rows_of_block(int group, int rows) {
 struct grid3 {
   int x, y, z;
 };
+
+/// The rows block `block` holds of its sequence `s` (launched with `rows` rows a block): heads
+/// first_head to last_head of one kv head's group, each for queries first_query to last_query (none
+/// where last_query < first_query).
+struct block_extent {
+  int first_head, last_head, first_query, last_query;
+};
+ATTNGEN_TC_SHAPE_FN block_extent extent_of_block(const forward_params& p, int rows, grid3 block,
+                                                 const sequence_extent& s) {
+  const int group = p.heads / p.kv_heads;
+  const block_rows shape = rows_of_block(group, rows);
+  const int first_in_group = (block.y % shape.head_chunks) * shape.heads;
+  const int heads = group - first_in_group < shape.heads ? group - first_in_group : shape.heads;
+  const int first_head = block.y / shape.head_chunks * group + first_in_group;
+  const int first_query = block.x * shape.queries;
+  const int end_query = first_query + shape.queries < s.queries ? first_query + shape.queries : s.queries;
+  return {first_head, first_head + heads - 1, first_query, end_query - 1};
+}
 /// `rows`: forward_tiles<D, W>::rows of the kernel.
 ATTNGEN_TC_SHAPE_FN grid3 forward_grid(const forward_params& p, int rows) {
   const block_rows shape = rows_of_block(p.heads / p.kv_heads, rows);
