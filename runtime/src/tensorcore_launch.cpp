@@ -38,9 +38,9 @@ void mask_strides(mask_shape shape, const tensor_view& mask, std::int64_t* strid
 std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, const attention_args& args,
                                                     int kv_row_alignment) {
   // Pairs of q and output elements are read and written at once.
-  const int element = int(size_of(desc.element_type));
+  const int element = int(size_of(desc.element_type)), cache_element = int(size_of(desc.effective_kv_element()));
   const auto q = rows_of(args.q, element, 2 * element), out = rows_of(args.output, element, 2 * element),
-             k = rows_of(args.k, element, kv_row_alignment), v = rows_of(args.v, element, kv_row_alignment);
+             k = rows_of(args.k, cache_element, kv_row_alignment), v = rows_of(args.v, cache_element, kv_row_alignment);
   if (!q || !out || !k || !v) return std::nullopt;
   if (!contiguous_along_last(args.lse) || !contiguous_along_last(args.q_offsets) ||
       !contiguous_along_last(args.kv_lengths) || !contiguous_along_last(args.page_table))
@@ -60,6 +60,13 @@ std::optional<tile_code_inputs> tile_code_inputs_of(const attention_desc& desc, 
   p.k_strides = *k;
   p.v_strides = *v;
   p.out_strides = *out;
+  // An int8 cache's scales, (B, Lk, KVH) or (num_pages, page_size, KVH): any strides.
+  if (desc.has_kv_scales()) {
+    p.k_scale = static_cast<const float*>(args.k_scale.data);
+    p.v_scale = static_cast<const float*>(args.v_scale.data);
+    p.k_scale_strides = {args.k_scale.strides[0], args.k_scale.strides[1], args.k_scale.strides[2]};
+    p.v_scale_strides = {args.v_scale.strides[0], args.v_scale.strides[1], args.v_scale.strides[2]};
+  }
   // lse is (B, H, Lq), or (H, total_q) with ragged queries.
   const bool packed_lse = args.lse.rank == 2;
   p.lse_batch_stride = args.lse.empty() || packed_lse ? 0 : args.lse.strides[0];

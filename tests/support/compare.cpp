@@ -20,10 +20,11 @@ bool same_special(double expected, double actual) {
 }  // namespace
 
 comparison compare_with_reference(const attention_problem& p, const reference_result& expected,
-                                  const std::vector<float>& output, const std::vector<float>& lse, int merges) {
+                                  const std::vector<float>& output, const std::vector<float>& lse, int merges,
+                                  computed_by by) {
   comparison c;
   const auto& d = p.desc;
-  c.output_tolerance = output_tolerance_of(d, p.key_length, merges);
+  c.output_tolerance = output_tolerance_of(d, p.key_length, merges, by);
   auto fail = [&](const char* what, std::size_t index, double want, double got, double tol) {
     if (!c.ok) return;
     c.ok = false;
@@ -51,7 +52,7 @@ comparison compare_with_reference(const attention_problem& p, const reference_re
   if (d.lse_output) {
     for (std::size_t n = 0; n < lse.size(); ++n) {
       const double want = expected.lse[n], got = lse[n];
-      const double tol = lse_tolerance_of(d, p.key_length, std::isfinite(want) ? want : 0.0, merges);
+      const double tol = lse_tolerance_of(d, p.key_length, std::isfinite(want) ? want : 0.0, merges, by);
       if (!same_special(want, got)) fail("lse", n, want, got, tol);
       else if (std::isfinite(want) && std::fabs(want - got) > tol) fail("lse", n, want, got, tol);
     }
@@ -59,11 +60,12 @@ comparison compare_with_reference(const attention_problem& p, const reference_re
   return c;
 }
 
-comparison compare_sequences_with_reference(const sequence_batch& batch) {
+comparison compare_sequences_with_reference(const sequence_batch& batch, computed_by by) {
   comparison all;
   for (std::size_t b = 0; b < batch.sequences.size() && all.ok; ++b) {
     const attention_problem& p = batch.sequences[b];
-    const comparison c = compare_with_reference(p, reference_attention(p), batch.output_of(int(b)), batch.lse_of(int(b)));
+    const comparison c =
+        compare_with_reference(p, reference_attention(p), batch.output_of(int(b)), batch.lse_of(int(b)), 0, by);
     all.max_output_error = std::max(all.max_output_error, c.max_output_error);
     all.output_tolerance = std::max(all.output_tolerance, c.output_tolerance);
     if (!c.ok) {

@@ -8,6 +8,7 @@
 #include "reference/reference_backward.hpp"
 #include "support/problem.hpp"
 #include "support/sequence_batch.hpp"
+#include "support/tolerance.hpp"
 
 namespace attngen::testing {
 
@@ -21,12 +22,14 @@ struct comparison {
 /// Compares output (B, Lq, H, Dv) and, when the description returns it, lse (B, H, Lq). NaN must
 /// match NaN position for position; -inf must match -inf. `merges`: the results are partial results
 /// merged that many times (support/tolerance.hpp).
+/// `by`: the code that computed them (support/tolerance.hpp).
 comparison compare_with_reference(const attention_problem& p, const reference_result& expected,
-                                  const std::vector<float>& output, const std::vector<float>& lse, int merges = 0);
+                                  const std::vector<float>& output, const std::vector<float>& lse, int merges = 0,
+                                  computed_by by = computed_by::exact_code);
 
 /// Compares each sequence of a batch, as the kernel wrote it into the batch's output and lse, with
 /// the reference on that sequence's own problem; the first failure names the sequence.
-comparison compare_sequences_with_reference(const sequence_batch& batch);
+comparison compare_sequences_with_reference(const sequence_batch& batch, computed_by by = computed_by::exact_code);
 
 /// With int8 keys and values: each sequence's output against the reference on the values before
 /// quantisation, within int8_quantisation_bound (support/tolerance.hpp).

@@ -1043,6 +1043,34 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[tensorcore][kv_cache]",
      .desc = attention().heads(4).kv_heads(2).head_dim(64).f32_on_tensor_cores(dtype::bf16).paged_kv(8).return_lse(),
      .tensorcore_batches = {{.queries = {3, 3, 3}, .keys = {1, 8, 100}}}},
+    // Caches of another element type than the tensor cores': staged as they are, converted to the
+    // tensor cores' type in shared memory (int8 times its scales).
+    {.name = "tensorcore_paged_int8_bf16",
+     .about = "bf16 decoding and chunked prefill over an int8 paged cache (pages of 16), GQA H8/2 D64, sinks, LSE, "
+              "causal bottom-right",
+     .tags = "[tensorcore][kv_cache][dtype][sinks]",
+     .desc = attention().heads(8).kv_heads(2).head_dim(64).element(dtype::bf16).ragged_queries().paged_kv(16)
+                 .kv_element(dtype::i8).attention_sinks().causal(bottom_right).return_lse(),
+     .tensorcore_batches = {{.queries = {1, 1, 1, 1, 1, 1}, .keys = {0, 1, 15, 16, 17, 300}},
+                            {.queries = {4, 70, 2, 0}, .keys = {70, 129, 8, 3}}}},
+    {.name = "tensorcore_f16_queries_bf16_cache",
+     .about = "f16 ragged queries over a dense bf16 cache with kv lengths, MQA H4/1 D128",
+     .tags = "[tensorcore][kv_cache][dtype]",
+     .desc = attention().heads(4).kv_heads(1).head_dim(128).element(dtype::f16).ragged_queries().kv_lengths()
+                 .kv_element(dtype::bf16),
+     .tensorcore_batches = {{.queries = {1, 17, 0, 65}, .keys = {1, 30, 5, 130}}}},
+    {.name = "tensorcore_bf16_queries_f32_cache",
+     .about = "bf16 queries over an f32 paged cache (pages of 8), GQA H4/2 D64, causal bottom-right",
+     .tags = "[tensorcore][kv_cache][dtype]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(64).element(dtype::bf16).paged_kv(8).kv_element(dtype::f32)
+                 .causal(bottom_right),
+     .tensorcore_batches = {{.queries = {3, 3, 3}, .keys = {3, 9, 100}}}},
+    {.name = "tensorcore_f32_queries_bf16_cache",
+     .about = "f32 on the tensor cores in bf16 over a bf16 paged cache (pages of 16), decoding, LSE",
+     .tags = "[tensorcore][kv_cache][dtype]",
+     .desc = attention().heads(8).kv_heads(2).head_dim(64).f32_on_tensor_cores(dtype::bf16).ragged_queries()
+                 .paged_kv(16).kv_element(dtype::bf16).return_lse(),
+     .tensorcore_batches = {{.queries = {1, 1, 3}, .keys = {1, 16, 200}}}},
     // attngen-bench's KV-cache cases (bench/cache_cases.hpp): Llama-style GQA over caches laid out as a
     // serving engine holds them; 16 sequences of 512 to 8192 keys for decoding.
     {.name = "decode_paged_f32",

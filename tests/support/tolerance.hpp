@@ -41,12 +41,27 @@ inline double output_tolerance(dtype t, int head_dim, int key_length, int merges
   return (output_roundings(t) + merges) * unit_roundoff(t) + accumulation;
 }
 
-/// output_tolerance for an output of description `d`: of its element type, or, for an f32 description
-/// computed on the tensor cores (f32_on_tensor_cores), three roundings of their type: V's and the
-/// scores' (through q and k) as the kernel reads them, and the weights' as they multiply V. Its CPU
-/// code, exact in f32, is held to the same bound.
-inline double output_tolerance_of(const attention_desc& d, int key_length, int merges = 0) {
-  if (d.element_type == dtype::f32 && d.tensor_core_type() != dtype::f32)
+/// The code that computed a result: the CPU or Halide GPU code, exact on its inputs, or the
+/// tensor-core path, which rounds a cache of another element type than its own (int8 dequantised,
+/// f32, the other 16-bit type) to its type as it stages it.
+enum class computed_by { exact_code, tensor_cores };
+
+/// Whether `d`'s results computed by `by` come from inputs rounded to the tensor cores' type: an f32
+/// description on the tensor cores (f32_on_tensor_cores) always, its CPU code, exact in f32, being
+/// held to the same bound; a 16-bit description's on the tensor cores where its cache is of
+/// another type.
+inline bool reads_rounded_inputs(const attention_desc& d, computed_by by) {
+  if (d.tensor_core_type() == dtype::f32) return false;
+  return d.element_type == dtype::f32 ||
+         (by == computed_by::tensor_cores && d.effective_kv_element() != d.tensor_core_type());
+}
+
+/// output_tolerance for an output of description `d`: of its element type, or, where it reads
+/// rounded inputs, three roundings of the tensor cores' type: V's and the scores' (through q and k)
+/// as the kernel reads them, and the weights' as they multiply V.
+inline double output_tolerance_of(const attention_desc& d, int key_length, int merges = 0,
+                                  computed_by by = computed_by::exact_code) {
+  if (reads_rounded_inputs(d, by))
     return output_tolerance(d.tensor_core_type(), d.qk_head_dim, key_length, merges) +
            (3 - output_roundings(d.tensor_core_type())) * unit_roundoff(d.tensor_core_type());
   return output_tolerance(d.element_type, d.qk_head_dim, key_length, merges);
@@ -59,12 +74,13 @@ inline double lse_tolerance(int head_dim, int key_length, double reference, int 
          (1.0 + std::fabs(reference));
 }
 
-/// lse_tolerance for description `d`; an f32 description computed on the tensor cores adds the error
-/// of its scores, whose q and k are rounded to the tensor cores' type: each of the head_dim products
-/// (|q k| <= 1) moves by two roundings, random signs, allowed 4 times sqrt(head_dim), times the scale.
-inline double lse_tolerance_of(const attention_desc& d, int key_length, double reference, int merges = 0) {
+/// lse_tolerance for description `d`; where it reads rounded inputs it adds the error of its scores,
+/// whose q and k are rounded to the tensor cores' type: each of the head_dim products (|q k| <= 1)
+/// moves by two roundings, random signs, allowed 4 times sqrt(head_dim), times the scale.
+inline double lse_tolerance_of(const attention_desc& d, int key_length, double reference, int merges = 0,
+                               computed_by by = computed_by::exact_code) {
   const double exact = lse_tolerance(d.qk_head_dim, key_length, reference, merges);
-  if (d.element_type != dtype::f32 || d.tensor_core_type() == dtype::f32) return exact;
+  if (!reads_rounded_inputs(d, by)) return exact;
   return exact + 4 * 2 * unit_roundoff(d.tensor_core_type()) * std::sqrt(double(d.qk_head_dim)) * d.effective_scale();
 }
 

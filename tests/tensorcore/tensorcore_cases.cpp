@@ -28,7 +28,7 @@ void check_batches(const operator_configuration& c, const compiled_tensorcore_va
     const std::vector<int> queries = values_of(lengths.queries), keys = values_of(lengths.keys);
     sequence_batch batch = make_sequence_batch(c.desc, queries, keys, 23);
     variant.run_batch(batch);
-    const comparison check = compare_sequences_with_reference(batch);
+    const comparison check = compare_sequences_with_reference(batch, computed_by::tensor_cores);
     INFO(lengths_text(queries, keys) << ": max error " << check.max_output_error << " " << check.first_failure);
     CHECK(check.ok);
   }
@@ -56,8 +56,8 @@ bool register_tensorcore_cases(const std::vector<compiled_tensorcore_variant>& r
                              const attention_problem p =
                                  make_random_problem(c.desc, s.batch, s.query_length, s.key_length, 5);
                              const tensorcore_result result = variant->run(p);
-                             const comparison check =
-                                 compare_with_reference(p, reference_attention(p), result.output, result.lse);
+                             const comparison check = compare_with_reference(
+                                 p, reference_attention(p), result.output, result.lse, 0, computed_by::tensor_cores);
                              INFO(p.name() << ": " << check.first_failure);
                              CHECK(check.ok);
                            }

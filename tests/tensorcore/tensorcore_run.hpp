@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -53,6 +54,22 @@ template <tensorcore::element16 E, typename Storage>
 std::vector<Storage> stored(const std::vector<float>& values) {
   if constexpr (std::is_same_v<Storage, float>) return values;
   else return bits_of<E>(values);
+}
+
+/// `values` as a variant's K or V hold them: in its cache's element type (exact there). Dense problems
+/// have no int8 scales: int8 caches are tested in batches (run_tensorcore_batch).
+template <typename Variant>
+auto cache_values(const std::vector<float>& values) {
+  constexpr tensorcore::cache_element C = Variant::cache;
+  if constexpr (C == tensorcore::cache_element::f32) {
+    return values;
+  } else if constexpr (C == tensorcore::cache_element::i8) {
+    throw std::logic_error("a dense problem has no int8 scales: run int8 caches as batches");
+    return std::vector<std::int8_t>{};
+  } else {
+    return bits_of<C == tensorcore::cache_element::bf16 ? tensorcore::element16::bf16 : tensorcore::element16::f16>(
+        values);
+  }
 }
 
 /// Strides (batch, head, query, key) of a dense additive mask of `shape`, 0 where it broadcasts.
@@ -111,8 +128,8 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
 
   tensorcore::forward_params params{};
   params.q = memory.place(stored<E, storage>(p.q));
-  params.k = memory.place(stored<E, storage>(p.k));
-  params.v = memory.place(stored<E, storage>(p.v));
+  params.k = memory.place(cache_values<Variant>(p.k));
+  params.v = memory.place(cache_values<Variant>(p.v));
   params.out = memory.place(out);
   params.lse = d.lse_output ? memory.place(result.lse) : nullptr;
   params.q_strides = {std::int64_t(Lq) * H * D, H * D, D};
@@ -161,6 +178,12 @@ void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch) 
   const std::int64_t rows_per_entry = d.is_paged() ? d.kv_page_size : batch.key_capacity;
   params.k_strides = {rows_per_entry * KVH * D, KVH * D, D};
   params.v_strides = params.k_strides;
+  if (d.has_kv_scales()) {
+    params.k_scale = memory.place(batch.k_scale);
+    params.v_scale = memory.place(batch.v_scale);
+    params.k_scale_strides = {rows_per_entry * KVH, KVH, 1};
+    params.v_scale_strides = params.k_scale_strides;
+  }
   params.lse_batch_stride = d.is_ragged() ? 0 : H * queries_per_sequence;
   params.lse_head_stride = d.is_ragged() ? batch.total_queries() : queries_per_sequence;
   params.batch = B;

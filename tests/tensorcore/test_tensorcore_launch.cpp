@@ -134,3 +134,27 @@ TEST_CASE("tensor-core launch: a page table whose pages are not contiguous along
                                                     tensorcore_record<tc_tensorcore_paged_decode_f16_tensorcore_variant>())
                   .has_value());
 }
+
+TEST_CASE("tensor-core launch: an int8 paged cache reaches the kernel with its scales, rows aligned in bytes",
+          "[tensorcore][kv_cache][dtype]") {
+  constexpr attention_desc int8_cache = description_of<"tensorcore_paged_int8_bf16">();
+  sequence_batch batch = make_sequence_batch(int8_cache, {1, 4}, {17, 70}, 3);
+  attention_args args = batch.args();
+  mark_as_cuda(args);
+  const auto record = tensorcore_record<tc_tensorcore_paged_int8_bf16_tensorcore_variant>();
+  const auto launch = attngen::detail::tensorcore_launch_of(int8_cache, args, record);
+  REQUIRE(launch.has_value());
+  const tensorcore::forward_params& p = launch->params;
+  // K rows are 64 int8 elements of 2 kv heads; a page holds 16 tokens.
+  CHECK(p.k_strides.head == 64);
+  CHECK(p.k_strides.position == 128);
+  CHECK(p.k_strides.batch == 16 * 128);
+  CHECK(p.k_scale == args.k_scale.data);
+  CHECK(p.v_scale == args.v_scale.data);
+  CHECK(p.k_scale_strides.batch == 16 * 2);
+  CHECK(p.k_scale_strides.position == 2);
+  CHECK(p.k_scale_strides.head == 1);
+  // int8 rows 16-byte aligned but a K pool offset by 8 bytes: the Halide code.
+  args.k.data = static_cast<std::int8_t*>(args.k.data) + 8;
+  CHECK_FALSE(attngen::detail::tensorcore_launch_of(int8_cache, args, record).has_value());
+}

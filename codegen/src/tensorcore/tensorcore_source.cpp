@@ -78,6 +78,25 @@ std::string mask_hooks(const attention_desc& d) {
          visibility + "  }\n";
 }
 
+// The kernel's K and V element type, and the tensor cores' own as one.
+tensorcore::cache_element cache_of(dtype t) {
+  switch (t) {
+    case dtype::bf16: return tensorcore::cache_element::bf16;
+    case dtype::f16: return tensorcore::cache_element::f16;
+    case dtype::i8: return tensorcore::cache_element::i8;
+    default: return tensorcore::cache_element::f32;
+  }
+}
+const char* cache_name(tensorcore::cache_element c) {
+  switch (c) {
+    case tensorcore::cache_element::bf16: return "bf16";
+    case tensorcore::cache_element::f16: return "f16";
+    case tensorcore::cache_element::i8: return "i8";
+    case tensorcore::cache_element::f32: break;
+  }
+  return "f32";
+}
+
 }  // namespace
 
 std::string tensorcore_refusal(const attention_desc& d) {
@@ -88,9 +107,6 @@ std::string tensorcore_refusal(const attention_desc& d) {
   if (d.qk_head_dim % 16 != 0 || d.qk_head_dim > largest_head_dim)
     return "head_dim " + std::to_string(d.qk_head_dim) + " is not a multiple of 16 up to " +
            std::to_string(largest_head_dim);
-  if (d.effective_kv_element() != d.element_type)
-    return "keys and values of another element type than the queries' (" +
-           std::string(name_of(d.effective_kv_element())) + ") run the Halide GPU code";
   if (d.global_positions) return "global positions run the Halide GPU code";
   return {};
 }
@@ -115,6 +131,8 @@ std::string tensorcore_variant_struct(const attention_desc& d, const std::string
   return "struct " + struct_name + " : attngen::tensorcore::variant_state {\n"
          "  static constexpr attngen::tensorcore::element16 element = attngen::tensorcore::element16::" + element + ";\n"
          "  using storage = " + storage + ";\n"
+         "  static constexpr attngen::tensorcore::cache_element cache = attngen::tensorcore::cache_element::" +
+         cache_name(cache_of(d.effective_kv_element())) + ";\n"
 
          "  static constexpr int head_dim = " + std::to_string(d.qk_head_dim) + ";\n"
          "  static constexpr int warps = " + std::to_string(warps_per_block) + ";\n\n"
@@ -163,7 +181,9 @@ std::string tensorcore_kernel_source(const attention_desc& d, const std::string&
 
 tensorcore_shape tensorcore_kernel_shape(const attention_desc& desc) {
   return {tensorcore::rows_per_warp * warps_per_block, 32 * warps_per_block,
-          tensorcore::forward_shared_bytes(desc.qk_head_dim, desc.element_type == dtype::f32)};
+          tensorcore::forward_shared_bytes(
+              desc.qk_head_dim,
+              tensorcore::converted_bytes(cache_of(desc.effective_kv_element()), cache_of(desc.tensor_core_type())))};
 }
 
 }  // namespace attngen::codegen

@@ -8,8 +8,10 @@
 /// one is computed).
 ///
 /// A Variant says what the description adds to plain attention, as FlashInfer's variants do; its
-/// `storage` is the tensors' element type (std::uint16_t for bf16 and f16, float for an f32
-/// description on the tensor cores, rounded to E as it is read), and its hooks, which take the
+/// `storage` is q's and the output's element type (std::uint16_t for bf16 and f16, float for an f32
+/// description on the tensor cores, rounded to E as it is read), its `cache` K's and V's
+/// (launch_shape.hpp's cache_element: converted to E as it is staged where it is not E), and its
+/// hooks, which take the
 /// sequence of the rows (launch_shape.hpp: its lengths, and its first row in a packed batch), are:
 ///   float score(float scaled_score, int batch, int head, int query, int key, const sequence_extent&) const
 ///     the score after the description's modifiers, -infinity where a mask hides the key;
@@ -40,10 +42,14 @@
 
 namespace attngen::tensorcore {
 
+/// The cache element that is the tensor cores' own type E.
+template <element16 E>
+inline constexpr cache_element cache_element_of = E == element16::bf16 ? cache_element::bf16 : cache_element::f16;
+
 /// The block's shape of a variant's kernel.
 template <typename Variant>
-using variant_tiles =
-    forward_tiles<Variant::head_dim, Variant::warps, std::is_same_v<typename Variant::storage, float>>;
+using variant_tiles = forward_tiles<Variant::head_dim, Variant::warps,
+                                    converted_bytes(Variant::cache, cache_element_of<Variant::element>)>;
 
 /// One warp's part of block (x, y, z): its 16 rows against the block's key tiles. Every warp of the
 /// block calls it with the same block (the staging and barriers are the block's).
@@ -51,8 +57,10 @@ template <element16 E, int D, int W, typename Variant>
 ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant, grid3 block, int warp,
                                 std::uint16_t* shared) {
   using storage = typename Variant::storage;
-  constexpr bool rounds_f32 = std::is_same_v<storage, float>;
-  using tiles = forward_tiles<D, W, rounds_f32>;
+  constexpr cache_element cache = Variant::cache;
+  using cache_type = cache_storage<cache>;
+  constexpr bool converts_cache = converted_bytes(cache, cache_element_of<E>) > 0;
+  using tiles = variant_tiles<Variant>;
   constexpr int n_tiles = tiles::keys / 8, d_chunks = D / 16, out_tiles = D / 8;
   constexpr float log2e = 1.4426950408889634f, ln2 = 0.6931471805599453f;
   const int group = p.heads / p.kv_heads;
@@ -137,22 +145,22 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     return shown_tile{end_tile, tile_visibility::hidden};
   };
 
-  const storage* k_head = static_cast<const storage*>(p.k) + kv_head * p.k_strides.head;
-  const storage* v_head = static_cast<const storage*>(p.v) + kv_head * p.v_strides.head;
-  // 16-bit tensors: the n-th tile computed has its K, then V, in stage n % stages of the shared
-  // memory, copied by cp.async while the tile before is computed. f32 tensors: the next tile's f32
-  // rows are copied into a staging area behind the one 16-bit stage while this tile is computed, then
-  // rounded into the stage.
+  const cache_type* k_head = static_cast<const cache_type*>(p.k) + kv_head * p.k_strides.head;
+  const cache_type* v_head = static_cast<const cache_type*>(p.v) + kv_head * p.v_strides.head;
+  // A cache of E's own type: the n-th tile computed has its K, then V, in stage n % stages of the
+  // shared memory, copied by cp.async while the tile before is computed. Other caches: the next
+  // tile's rows are copied as they are into a staging area behind the one 16-bit stage while this
+  // tile is computed, then converted into the stage.
   auto k_tile_of = [&](int step) { return shared + (step % tiles::stages) * 2 * tiles::tile_elements; };
-  float* const f32_staging = reinterpret_cast<float*>(shared + 2 * tiles::tile_elements);
+  cache_type* const raw_staging = reinterpret_cast<cache_type*>(shared + 2 * tiles::tile_elements);
   auto stage = [&](int tile, int step) {
     const int first_key = tile * tiles::keys;
     const int valid = sequence.keys - first_key;
     const auto k_row = [&](int row) { return k_head + key_row_offset(p, p.k_strides, batch, first_key + row); };
     const auto v_row = [&](int row) { return v_head + key_row_offset(p, p.v_strides, batch, first_key + row); };
-    if constexpr (rounds_f32) {
-      stage_f32_rows(f32_staging, k_row, tiles::keys, D, valid);
-      stage_f32_rows(f32_staging + tiles::keys * D, v_row, tiles::keys, D, valid);
+    if constexpr (converts_cache) {
+      stage_raw_rows(raw_staging, k_row, tiles::keys, D, valid);
+      stage_raw_rows(raw_staging + tiles::keys * D, v_row, tiles::keys, D, valid);
     } else {
       std::uint16_t* k_tile = k_tile_of(step);
       stage_rows(k_tile, tiles::shared_row_stride, k_row, tiles::keys, D, valid);
@@ -167,10 +175,22 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     const int tile = current.tile;
     const shown_tile next = next_shown(tile + 1);
     const int next_tile = next.tile;
-    if constexpr (rounds_f32) {
+    if constexpr (converts_cache) {
       wait_for_staging<0>();
       block_barrier();
-      round_staged_rows<E>(shared, tiles::shared_row_stride, f32_staging, 2 * tiles::keys, D);
+      // An int8 row's scale (0 past the sequence's keys, whose rows are zeros).
+      const int valid = sequence.keys - tile * tiles::keys;
+      const auto scale_of = [&](const float* scales, const sequence_strides& strides) {
+        return [&, scales](int row) {
+          return row < valid ? scales[key_row_offset(p, strides, batch, tile * tiles::keys + row) + kv_head * strides.head]
+                             : 0.0f;
+        };
+      };
+      convert_staged_rows<E, cache>(shared, tiles::shared_row_stride, raw_staging, tiles::keys, D,
+                                    scale_of(p.k_scale, p.k_scale_strides));
+      convert_staged_rows<E, cache>(shared + tiles::tile_elements, tiles::shared_row_stride,
+                                    raw_staging + tiles::keys * D, tiles::keys, D,
+                                    scale_of(p.v_scale, p.v_scale_strides));
       block_barrier();
       if (next_tile < end_tile) stage(next_tile, step + 1);
     } else {

@@ -33,12 +33,20 @@ struct sequence_layout {
   int page_size_log2;
 };
 
-/// One call's tensors and sizes. q (B, Lq, H, D), k (B, Lk, KVH, D), v (B, Lk, KVH, D) and out
-/// (B, Lq, H, D) hold elements of the kernel's storage type (16-bit, or f32); lse, when not null, is
-/// (B, H, Lq) f32 with strides {lse_batch_stride, lse_head_stride, 1}. q and out rows are aligned
-/// to two elements, K and V rows to 16 bytes (cp.async, and 4 f32 elements at a time). With a
-/// `layout`, query_length and key_length bound every sequence's (the grid covers query_length) and
-/// the tensors are laid out as sequence_layout says.
+/// The element type of a kernel's K and V (its cache): the tensor cores' own 16-bit type, staged as it
+/// is, or one converted to it as it is staged (f32, the other 16-bit type, int8 times its scale).
+enum class cache_element : std::uint8_t { bf16, f16, f32, i8 };
+ATTNGEN_TC_SHAPE_FN constexpr int bytes_of(cache_element c) { return c == cache_element::f32 ? 4 : c == cache_element::i8 ? 1 : 2; }
+
+/// One call's tensors and sizes. q (B, Lq, H, D) and out (B, Lq, H, D) hold elements of the kernel's
+/// storage type (16-bit, or f32), k (B, Lk, KVH, D) and v (B, Lk, KVH, D) elements of its cache type;
+/// lse, when not null, is (B, H, Lq) f32 with strides {lse_batch_stride, lse_head_stride, 1}. q and
+/// out rows are aligned to two elements, K and V rows to 16 bytes (cp.async). An int8 cache has f32
+/// scales, one per (token, kv head): k_scale and v_scale, laid out as K's and V's tokens
+/// (k_scale_strides' batch and position strides, a page's and a token's in a paged cache) with
+/// `head` between kv heads; null for other caches. With a `layout`, query_length and key_length
+/// bound every sequence's (the grid covers query_length) and the tensors are laid out as
+/// sequence_layout says.
 struct forward_params {
   const void* q;
   const void* k;
@@ -46,6 +54,9 @@ struct forward_params {
   void* out;
   float* lse;
   sequence_strides q_strides, k_strides, v_strides, out_strides;
+  const float* k_scale;
+  const float* v_scale;
+  sequence_strides k_scale_strides, v_scale_strides;
   std::int64_t lse_batch_stride, lse_head_stride;
   int batch, heads, kv_heads, query_length, key_length;
   float scale;
@@ -91,24 +102,31 @@ inline constexpr int rows_per_warp = 16;
 inline constexpr int tile_keys = 64, tile_stages = 2;
 /// Shared memory rows padded by 16 bytes, so the 8 rows one ldmatrix reads start in distinct banks.
 constexpr int shared_row_stride(int head_dim) { return head_dim + 8; }
-/// Dynamic shared memory of a block: the K and V tiles of every stage; with f32 tensors
-/// (`rounds_f32`), one stage of 16-bit K and V tiles and the next tile's f32 rows in flight.
-constexpr unsigned forward_shared_bytes(int head_dim, bool rounds_f32) {
+/// Bytes of a K or V element a kernel stages as it is read and converts (0 where the cache holds the
+/// tensor cores' own type, staged as it is).
+ATTNGEN_TC_SHAPE_FN constexpr int converted_bytes(cache_element cache, cache_element tensor_cores) {
+  return cache == tensor_cores ? 0 : bytes_of(cache);
+}
+/// Dynamic shared memory of a block: the K and V tiles of every stage; for a cache converted as it is
+/// staged (`converted` bytes an element), one stage of 16-bit K and V tiles and the next tile's rows
+/// in flight, as they are read.
+constexpr unsigned forward_shared_bytes(int head_dim, int converted) {
   const unsigned tile_bytes = unsigned(2 * tile_keys * shared_row_stride(head_dim)) * 2u;
-  return rounds_f32 ? tile_bytes + unsigned(2 * tile_keys * head_dim) * 4u : tile_stages * tile_bytes;
+  return converted > 0 ? tile_bytes + unsigned(2 * tile_keys * head_dim * converted) : tile_stages * tile_bytes;
 }
 
-/// The block's shape for head_dim D, W warps, and 16-bit or f32 (RoundsF32) tensors.
-template <int D, int W, bool RoundsF32>
+/// The block's shape for head_dim D, W warps, and a cache staged as it is (Converted 0) or converted
+/// from elements of Converted bytes.
+template <int D, int W, int Converted>
 struct forward_tiles {
   static_assert(D % 16 == 0, "the tensor-core path takes head dims that are multiples of 16");
   static constexpr int warps = W;
   static constexpr int rows = rows_per_warp * W;
   static constexpr int keys = tile_keys;
   static constexpr int shared_row_stride = tensorcore::shared_row_stride(D);
-  static constexpr int stages = RoundsF32 ? 1 : tile_stages;
+  static constexpr int stages = Converted > 0 ? 1 : tile_stages;
   static constexpr int tile_elements = keys * shared_row_stride;
-  static constexpr unsigned shared_bytes = forward_shared_bytes(D, RoundsF32);
+  static constexpr unsigned shared_bytes = forward_shared_bytes(D, Converted);
 };
 
 /// How a block's row slots map to (query, head): a block holds `heads` consecutive heads of one

@@ -4,13 +4,15 @@
 /// barrier. On the host a "block" is run one warp after another, each staging every tile itself,
 /// so staging is a plain copy and the barrier is nothing.
 ///
-/// Tensors hold 16-bit elements of the tensor cores' type E, or f32 elements (a description's
-/// f32_on_tensor_cores) that are rounded to E as they are read (K and V once staged in shared
-/// memory); outputs are stored in the tensors' type.
+/// q and the output hold 16-bit elements of the tensor cores' type E, or f32 elements (a
+/// description's f32_on_tensor_cores) that are rounded to E as they are read; K and V hold their
+/// cache's elements (launch_shape.hpp's cache_element), converted to E once staged in shared memory
+/// where they are not E's own.
 
 #include <cstdint>
 #include <type_traits>
 
+#include "attngen/tensorcore/launch_shape.hpp"
 #include "attngen/tensorcore/mma.hpp"
 #include "attngen/tensorcore/warp.hpp"
 
@@ -117,49 +119,83 @@ ATTNGEN_TC_FN void stage_rows(std::uint16_t* shared, int shared_row_stride, cons
 #endif
 }
 
-/// Copies `rows` rows of `row_elements` f32 elements (a multiple of 4) from global memory, row r at
-/// `row_address(r)` (16-byte aligned), into consecutive shared memory rows; rows at or past
-/// `valid_rows` are zeros. Asynchronous on the device, as stage_rows.
-template <typename RowAddress>
-ATTNGEN_TC_FN void stage_f32_rows(float* shared, const RowAddress& row_address, int rows, int row_elements,
+/// Copies `rows` rows of `row_elements` elements of T (rows of a multiple of 16 bytes) from global
+/// memory, row r at `row_address(r)` (16-byte aligned), into consecutive shared memory rows; rows at
+/// or past `valid_rows` are zeros. Asynchronous on the device, as stage_rows.
+template <typename T, typename RowAddress>
+ATTNGEN_TC_FN void stage_raw_rows(T* shared, const RowAddress& row_address, int rows, int row_elements,
                                   int valid_rows) {
 #if defined(__CUDACC__)
-  const int pieces_per_row = row_elements / 4;
+  constexpr int piece_elements = 16 / int(sizeof(T));
+  const int pieces_per_row = row_elements / piece_elements;
   const int threads = int(blockDim.x);
   for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
-    const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 4;
+    const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * piece_elements;
     const bool valid = row < valid_rows;
-    const float* from = valid ? row_address(row) + column : row_address(0);
+    const T* from = valid ? row_address(row) + column : row_address(0);
     const auto to = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared + row * row_elements + column));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from), "r"(valid ? 16 : 0));
   }
 #else
   for (int row = 0; row < rows; ++row) {
-    float* to = shared + row * row_elements;
-    if (row < valid_rows) std::memcpy(to, row_address(row), sizeof(float) * row_elements);
-    else std::memset(to, 0, sizeof(float) * row_elements);
+    T* to = shared + row * row_elements;
+    if (row < valid_rows) std::memcpy(to, row_address(row), sizeof(T) * row_elements);
+    else std::memset(to, 0, sizeof(T) * row_elements);
   }
 #endif
 }
 
-/// Rounds `rows` staged f32 rows of `row_elements` (consecutive, from stage_f32_rows) to E into
-/// 16-bit rows `tile_row_stride` apart, the whole block taking 4 elements per thread at a time.
-template <element16 E>
-ATTNGEN_TC_FN void round_staged_rows(std::uint16_t* tile, int tile_row_stride, const float* staged, int rows,
-                                     int row_elements) {
+/// The element type a cache of type C holds.
+template <cache_element C>
+using cache_storage = std::conditional_t<C == cache_element::f32, float,
+                                         std::conditional_t<C == cache_element::i8, std::int8_t, std::uint16_t>>;
+
+/// A cache element's value: f32 as it is, a 16-bit one widened, int8 times its row's scale.
+template <cache_element C>
+ATTNGEN_TC_FN float cache_value(cache_storage<C> x, float scale) {
+  if constexpr (C == cache_element::f32) return x;
+  else if constexpr (C == cache_element::i8) return float(x) * scale;
+  else if constexpr (C == cache_element::bf16) return unpack<element16::bf16>(x);
+  else return unpack<element16::f16>(x);
+}
+
+/// Converts `rows` staged rows of `row_elements` cache elements of type C (consecutive, from
+/// stage_raw_rows) to E into 16-bit rows `tile_row_stride` apart, the whole block taking 4 elements
+/// per thread at a time; row r's elements are multiplied by scale_of_row(r) in an int8 cache.
+template <element16 E, cache_element C, typename ScaleOfRow>
+ATTNGEN_TC_FN void convert_staged_rows(std::uint16_t* tile, int tile_row_stride, const cache_storage<C>* staged,
+                                       int rows, int row_elements, const ScaleOfRow& scale_of_row) {
 #if defined(__CUDACC__)
   const int pieces_per_row = row_elements / 4;
   const int threads = int(blockDim.x);
   for (int piece = int(threadIdx.x); piece < rows * pieces_per_row; piece += threads) {
     const int row = piece / pieces_per_row, column = (piece % pieces_per_row) * 4;
-    const float4 values = *reinterpret_cast<const float4*>(staged + row * row_elements + column);
+    const cache_storage<C>* from = staged + row * row_elements + column;
+    const float scale = C == cache_element::i8 ? scale_of_row(row) : 1.0f;
+    float x[4];
+    if constexpr (C == cache_element::f32) {
+      const float4 four = *reinterpret_cast<const float4*>(from);
+      x[0] = four.x, x[1] = four.y, x[2] = four.z, x[3] = four.w;
+    } else if constexpr (C == cache_element::i8) {
+      const char4 four = *reinterpret_cast<const char4*>(from);
+      x[0] = float(four.x) * scale, x[1] = float(four.y) * scale, x[2] = float(four.z) * scale,
+      x[3] = float(four.w) * scale;
+    } else {
+      const uint2 four = *reinterpret_cast<const uint2*>(from);
+      const std::uint16_t bits[4] = {std::uint16_t(four.x), std::uint16_t(four.x >> 16), std::uint16_t(four.y),
+                                     std::uint16_t(four.y >> 16)};
+      for (int n = 0; n < 4; ++n) x[n] = cache_value<C>(bits[n], 1.0f);
+    }
     *reinterpret_cast<uint2*>(tile + row * tile_row_stride + column) =
-        make_uint2(pack2<E>(values.x, values.y), pack2<E>(values.z, values.w));
+        make_uint2(pack2<E>(x[0], x[1]), pack2<E>(x[2], x[3]));
   }
 #else
-  for (int row = 0; row < rows; ++row)
+  for (int row = 0; row < rows; ++row) {
+    const float scale = C == cache_element::i8 ? scale_of_row(row) : 1.0f;
     for (int column = 0; column < row_elements; ++column)
-      tile[row * tile_row_stride + column] = std::uint16_t(pack2<E>(staged[row * row_elements + column], 0.0f));
+      tile[row * tile_row_stride + column] =
+          std::uint16_t(pack2<E>(cache_value<C>(staged[row * row_elements + column], scale), 0.0f));
+  }
 #endif
 }
 
