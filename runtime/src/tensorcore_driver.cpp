@@ -23,6 +23,7 @@ using cu_function = void*;
 using cu_stream = void*;
 using cu_device_pointer = unsigned long long;
 constexpr int cu_func_attribute_max_dynamic_shared_size_bytes = 8;
+constexpr int cu_device_attribute_multiprocessor_count = 16;
 
 struct cuda_driver {
   cu_result (*module_load_data)(cu_module*, const void*) = nullptr;
@@ -36,6 +37,8 @@ struct cuda_driver {
   cu_result (*mem_alloc_async)(cu_device_pointer*, std::size_t, cu_stream) = nullptr;
   cu_result (*memcpy_to_device_async)(cu_device_pointer, const void*, std::size_t, cu_stream) = nullptr;
   cu_result (*mem_free_async)(cu_device_pointer, cu_stream) = nullptr;
+  cu_result (*ctx_get_device)(int*) = nullptr;
+  cu_result (*device_get_attribute)(int*, int, int) = nullptr;
   std::string missing;  // why the driver cannot be used; empty when it can
 };
 
@@ -63,6 +66,8 @@ const cuda_driver& driver() {
     bind(library, "cuMemAllocAsync", d.mem_alloc_async, d.missing);
     bind(library, "cuMemcpyHtoDAsync_v2", d.memcpy_to_device_async, d.missing);
     bind(library, "cuMemFreeAsync", d.mem_free_async, d.missing);
+    bind(library, "cuCtxGetDevice", d.ctx_get_device, d.missing);
+    bind(library, "cuDeviceGetAttribute", d.device_get_attribute, d.missing);
     return d;
   }();
   return loaded;
@@ -74,25 +79,39 @@ std::string error_text(const cuda_driver& d, cu_result result, const char* what)
   return std::string("tensor-core kernel: ") + what + ": " + text + " (CUDA error " + std::to_string(result) + ")";
 }
 
-// Each (context, kernel) pair's function, loaded once.
-std::mutex loaded_functions_lock;
-std::map<std::pair<cu_context, const unsigned char*>, cu_function> loaded_functions;
+// A kernel's functions in one context, and the multiprocessors of the context's device.
+struct loaded_kernel {
+  cu_function forward = nullptr, merge = nullptr;
+  int multiprocessors = 1;
+};
 
-cu_result function_in(const cuda_driver& d, cu_context context, const tensorcore_kernel& kernel,
-                      cu_function& function, const char*& failed) {
-  std::lock_guard<std::mutex> lock(loaded_functions_lock);
+// Each (context, kernel) pair's functions, loaded once.
+std::mutex loaded_kernels_lock;
+std::map<std::pair<cu_context, const unsigned char*>, loaded_kernel> loaded_kernels;
+
+cu_result kernel_in(const cuda_driver& d, cu_context context, const tensorcore_kernel& kernel, loaded_kernel& loaded,
+                    const char*& failed) {
+  std::lock_guard<std::mutex> lock(loaded_kernels_lock);
   const auto key = std::make_pair(context, kernel.fatbin);
-  if (const auto found = loaded_functions.find(key); found != loaded_functions.end()) {
-    function = found->second;
+  if (const auto found = loaded_kernels.find(key); found != loaded_kernels.end()) {
+    loaded = found->second;
     return 0;
   }
   cu_module module = nullptr;
   cu_result result = d.module_load_data(&module, kernel.fatbin);
   if (result != 0) return failed = "loading its module", result;
-  if ((result = d.module_get_function(&function, module, kernel.function)) != 0) return failed = kernel.function, result;
-  result = d.func_set_attribute(function, cu_func_attribute_max_dynamic_shared_size_bytes, int(kernel.shared_bytes));
+  if ((result = d.module_get_function(&loaded.forward, module, kernel.function)) != 0)
+    return failed = kernel.function, result;
+  if ((result = d.module_get_function(&loaded.merge, module, kernel.merge_function)) != 0)
+    return failed = kernel.merge_function, result;
+  result =
+      d.func_set_attribute(loaded.forward, cu_func_attribute_max_dynamic_shared_size_bytes, int(kernel.shared_bytes));
   if (result != 0) return failed = "asking for its shared memory", result;
-  loaded_functions.emplace(key, function);
+  int device = 0;
+  if ((result = d.ctx_get_device(&device)) != 0) return failed = "finding the context's device", result;
+  result = d.device_get_attribute(&loaded.multiprocessors, cu_device_attribute_multiprocessor_count, device);
+  if (result != 0) return failed = "counting the device's multiprocessors", result;
+  loaded_kernels.emplace(key, loaded);
   return 0;
 }
 
@@ -123,14 +142,16 @@ packed_layout pack_layout(const tensorcore::forward_params& p) {
   return packed;
 }
 
-// Launches `function` for `launch` on `stream`; a layout's index tensors go to the device first, in
-// one block allocated and freed in the stream's order.
-cu_result launch_on(const cuda_driver& d, cu_function function, const tensorcore_kernel& kernel,
+// Launches `kernel` for `launch` on `stream`; a layout's index tensors go to the device first, in
+// one block allocated and freed in the stream's order. A call with too few blocks to fill the device
+// splits its keys across blocks (key_splits_for), into a workspace allocated and freed the same way,
+// and merges them.
+cu_result launch_on(const cuda_driver& d, const loaded_kernel& functions, const tensorcore_kernel& kernel,
                     const tensorcore_launch& launch, cu_stream stream, const char*& failed) {
   tensorcore::forward_params params = launch.params;
   tensorcore::variant_state variant = launch.variant;
   const packed_layout packed = pack_layout(params);
-  cu_device_pointer indices = 0;
+  cu_device_pointer indices = 0, workspace = 0;
   if (!packed.values.empty()) {
     const std::size_t bytes = packed.values.size() * sizeof(std::int32_t);
     failed = "allocating the sequences' index tensors";
@@ -149,11 +170,28 @@ cu_result launch_on(const cuda_driver& d, cu_function function, const tensorcore
     params.layout.page_table = on_device(packed.page_table);
     params.layout.page_table_stride = packed.max_pages;
   }
+  params.key_splits = tensorcore::key_splits_for(params, kernel.block_rows, functions.multiprocessors);
+  cu_result result = 0;
+  if (params.key_splits > 1) {
+    failed = "allocating the key splits' workspace";
+    const auto bytes = std::size_t(tensorcore::split_workspace_floats(params, kernel.head_dim)) * sizeof(float);
+    result = d.mem_alloc_async(&workspace, bytes, stream);
+    params.partial = reinterpret_cast<float*>(workspace);
+  }
   void* arguments[] = {&params, &variant};
-  failed = "launching";
-  const cu_result result =
-      d.launch_kernel(function, unsigned(launch.grid.x), unsigned(launch.grid.y), unsigned(launch.grid.z),
-                      unsigned(kernel.threads), 1, 1, kernel.shared_bytes, stream, arguments, nullptr);
+  if (result == 0) {
+    failed = "launching";
+    const tensorcore::grid3 grid = tensorcore::forward_grid(params, kernel.block_rows);
+    result = d.launch_kernel(functions.forward, unsigned(grid.x), unsigned(grid.y), unsigned(grid.z),
+                             unsigned(kernel.threads), 1, 1, kernel.shared_bytes, stream, arguments, nullptr);
+  }
+  if (result == 0 && params.key_splits > 1) {
+    failed = "launching the merge of the key splits";
+    const tensorcore::grid3 grid = tensorcore::merge_grid(params, kernel.head_dim);
+    result = d.launch_kernel(functions.merge, unsigned(grid.x), unsigned(grid.y), unsigned(grid.z),
+                             unsigned(tensorcore::merge_threads), 1, 1, 0, stream, arguments, nullptr);
+  }
+  if (workspace != 0) d.mem_free_async(workspace, stream);
   if (indices != 0) d.mem_free_async(indices, stream);
   return result;
 }
@@ -172,13 +210,13 @@ status launch_tensorcore(const tensorcore_kernel& kernel, const tensorcore_launc
   cu_result result = d.ctx_push_current(cuda_context);
   const char* failed = "making the call's context current";
   if (result == 0) {
-    cu_function function = nullptr;
-    result = function_in(d, cuda_context, kernel, function, failed);
+    loaded_kernel functions;
+    result = kernel_in(d, cuda_context, kernel, functions, failed);
     if (result == 0 && cuda_stream_of(&context, cuda_context, &stream) != 0) {
       release_cuda_context(&context);
       return status(error_code::kernel_failed, "tensor-core kernel: no CUDA stream");
     }
-    if (result == 0) result = launch_on(d, function, kernel, launch, stream, failed);
+    if (result == 0) result = launch_on(d, functions, kernel, launch, stream, failed);
     cu_context popped = nullptr;
     d.ctx_pop_current(&popped);
   }

@@ -75,8 +75,9 @@ function(attngen_tensorcore_variants target)
     string(APPEND kernel_includes "#include \"${name}_tensorcore.cu\"\n")
     string(APPEND device_entries "    {\"${configuration}\", [](const attention_problem& p) {\n"
                                  "       return run_tensorcore_on_device(p, &${name}_tensorcore_forward);\n"
-                                 "     }, [](sequence_batch& batch) {\n"
-                                 "       run_tensorcore_batch_on_device(batch, &${name}_tensorcore_forward);\n"
+                                 "     }, [](sequence_batch& batch, int key_splits) {\n"
+                                 "       run_tensorcore_batch_on_device(batch, &${name}_tensorcore_forward,\n"
+                                 "                                      &${name}_tensorcore_merge, key_splits);\n"
                                  "     }},\n")
     list(APPEND outputs ${directory}/${name}_tensorcore.hpp ${directory}/${name}_tensorcore.cu)
     list(APPEND kernels ${directory}/${name}_tensorcore.cu)

@@ -3,11 +3,11 @@
 Usage: check_tensorcore_kernels.py NVCC ARCHS INCLUDE_DIRS KERNEL.cu...
   ARCHS: comma-separated compute capabilities (80,90); INCLUDE_DIRS: colon-separated.
 
-All kernels go through nvcc in one translation unit. For each kernel and architecture, prints its
-registers and stack frame (math functions' slow paths keep one: sinf's argument reduction, 32
-bytes); fails when nvcc rejects the code, when a kernel spills registers to local memory, or when
-its PTX lacks the tensor-core path's instructions (mma.sync m16n8k16, ldmatrix,
-cp.async). Exits 77 (skipped) when nvcc is not there.
+All kernels go through nvcc in one translation unit. For each kernel (the forward pass and the merge
+of key splits) and architecture, prints its registers and stack frame (math functions' slow paths
+keep one: sinf's argument reduction, 32 bytes); fails when nvcc rejects the code, when a kernel
+spills registers to local memory, or when the forward pass's PTX lacks the tensor-core path's
+instructions (mma.sync m16n8k16, ldmatrix, cp.async). Exits 77 (skipped) when nvcc is not there.
 """
 import os
 import re
@@ -74,21 +74,21 @@ def main():
         reports = ptxas_reports(nvcc, archs, includes, source, work)
         entries = ptx_entries(nvcc, archs[0], includes, source, work)
     for name in names:
-        entry = name + "_forward"
-        for arch in archs:
-            report = reports.get((entry, "sm_" + arch))
-            if report is None:
-                failures.append("%s: no ptxas report for sm_%s" % (entry, arch))
-                continue
-            registers, stack, stores, loads = report
-            print("%-60s sm_%s: %3d registers, %d bytes stack, %d/%d bytes spilled (stores/loads)"
-                  % (entry, arch, registers, stack, stores, loads))
-            if stores or loads:
-                failures.append("%s spills on sm_%s" % (entry, arch))
-        body = entries.get(entry, "")
+        for entry in (name + "_forward", name + "_merge"):
+            for arch in archs:
+                report = reports.get((entry, "sm_" + arch))
+                if report is None:
+                    failures.append("%s: no ptxas report for sm_%s" % (entry, arch))
+                    continue
+                registers, stack, stores, loads = report
+                print("%-60s sm_%s: %3d registers, %d bytes stack, %d/%d bytes spilled (stores/loads)"
+                      % (entry, arch, registers, stack, stores, loads))
+                if stores or loads:
+                    failures.append("%s spills on sm_%s" % (entry, arch))
+        body = entries.get(name + "_forward", "")
         for instruction in INSTRUCTIONS:
             if instruction not in body:
-                failures.append("%s: no %s in its PTX" % (entry, instruction))
+                failures.append("%s_forward: no %s in its PTX" % (name, instruction))
     for failure in failures:
         print("FAILED: " + failure)
     return 1 if failures else 0

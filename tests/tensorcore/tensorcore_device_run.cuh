@@ -67,13 +67,24 @@ tensorcore_result run_tensorcore_on_device(const attention_problem& p,
   });
 }
 
+/// `batch` on the device, its keys split across `key_splits` blocks and merged by `merge` (1: not
+/// split).
 template <typename Variant>
-void run_tensorcore_batch_on_device(sequence_batch& batch, void (*kernel)(tensorcore::forward_params, Variant)) {
+void run_tensorcore_batch_on_device(sequence_batch& batch, void (*kernel)(tensorcore::forward_params, Variant),
+                                    void (*merge)(tensorcore::forward_params, Variant), int key_splits) {
   device_memory memory;
-  run_tensorcore_batch<Variant>(batch, memory,
-                                [kernel](const tensorcore::forward_params& params, const Variant& variant) {
-                                  launch_on_device(kernel, params, variant);
-                                });
+  run_tensorcore_batch<Variant>(
+      batch, memory,
+      [kernel, merge](const tensorcore::forward_params& params, const Variant& variant) {
+        launch_on_device(kernel, params, variant);
+        if (tensorcore::splits_of(params) == 1) return;
+        const tensorcore::grid3 grid = tensorcore::merge_grid(params, Variant::head_dim);
+        if (grid.x == 0 || grid.z == 0) return;
+        merge<<<dim3(grid.x, grid.y, grid.z), tensorcore::merge_threads>>>(params, variant);
+        cuda_check(cudaGetLastError(), "launching the merge");
+        cuda_check(cudaDeviceSynchronize(), "the merge");
+      },
+      key_splits);
 }
 
 }  // namespace attngen::testing

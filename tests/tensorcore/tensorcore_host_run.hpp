@@ -30,20 +30,24 @@ class host_memory {
   std::deque<std::vector<unsigned char>> held_;
 };
 
+/// The kernel on the host model, then the merge where its keys were split.
 template <typename Variant>
-tensorcore_result run_tensorcore_on_host(const attention_problem& p) {
-  host_memory memory;
-  return run_tensorcore<Variant>(p, memory, [](const tensorcore::forward_params& params, const Variant& variant) {
-    tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(params, variant);
-  });
+void run_on_host(const tensorcore::forward_params& params, const Variant& variant) {
+  tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(params, variant);
+  if (tensorcore::splits_of(params) > 1)
+    tensorcore::run_merge_on_host<Variant::element, Variant::head_dim>(params, variant);
 }
 
 template <typename Variant>
-void run_tensorcore_batch_on_host(sequence_batch& batch) {
+tensorcore_result run_tensorcore_on_host(const attention_problem& p) {
   host_memory memory;
-  run_tensorcore_batch<Variant>(batch, memory, [](const tensorcore::forward_params& params, const Variant& variant) {
-    tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(params, variant);
-  });
+  return run_tensorcore<Variant>(p, memory, &run_on_host<Variant>);
+}
+
+template <typename Variant>
+void run_tensorcore_batch_on_host(sequence_batch& batch, int key_splits) {
+  host_memory memory;
+  run_tensorcore_batch<Variant>(batch, memory, &run_on_host<Variant>, key_splits);
 }
 
 /// The census of `p`'s tiles: every block of the kernel's grid against every tile of 64 keys of its

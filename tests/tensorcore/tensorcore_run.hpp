@@ -158,10 +158,11 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
 
 /// `batch`'s call, its tensors in its description's KV-cache layouts (support/sequence_batch.hpp), run
 /// by `launch` on the tensors `memory` places (Memory and Launch as for run_tensorcore): one launch for
-/// every sequence, each block reading its sequence's lengths and pages. Writes the batch's output
-/// and lse.
+/// every sequence, each block reading its sequence's lengths and pages; with `key_splits` above 1,
+/// keys split across that many blocks into a workspace (NaN until written), which `launch` merges.
+/// Writes the batch's output and lse.
 template <typename Variant, typename Memory, typename Launch>
-void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch) {
+void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch, int key_splits = 1) {
   using storage = typename Variant::storage;
   const attention_desc& d = batch.desc;
   const int B = int(batch.sequences.size()), H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim;
@@ -193,6 +194,11 @@ void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch) 
     params.query_length = sequence.query_length > params.query_length ? sequence.query_length : params.query_length;
   params.key_length = batch.key_capacity;
   params.scale = d.effective_scale();
+  if (key_splits > 1) {
+    params.key_splits = key_splits;
+    params.partial = memory.place(std::vector<float>(std::size_t(tensorcore::split_workspace_floats(params, D)),
+                                                     std::numeric_limits<float>::quiet_NaN()));
+  }
   tensorcore::sequence_layout& layout = params.layout;
   if (d.is_ragged()) layout.query_offsets = memory.place(batch.q_offsets);
   if (d.has_kv_lengths()) layout.kv_lengths = memory.place(batch.kv_lengths);
@@ -251,7 +257,8 @@ struct tile_census {
 struct compiled_tensorcore_variant {
   std::string_view configuration;
   tensorcore_result (*run)(const attention_problem&);
-  void (*run_batch)(sequence_batch&) = nullptr;
+  /// The batch with its keys split across that many blocks (1: none).
+  void (*run_batch)(sequence_batch&, int key_splits) = nullptr;
   /// The variant's tile visibility over a dense problem's tiles (tile_census.hpp); host registries only.
   tile_census (*census)(const attention_problem&) = nullptr;
 };

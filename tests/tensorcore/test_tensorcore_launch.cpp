@@ -158,3 +158,30 @@ TEST_CASE("tensor-core launch: an int8 paged cache reaches the kernel with its s
   args.k.data = static_cast<std::int8_t*>(args.k.data) + 8;
   CHECK_FALSE(attngen::detail::tensorcore_launch_of(int8_cache, args, record).has_value());
 }
+
+TEST_CASE("tensor-core launch: decoding splits its keys so that every multiprocessor has a block", "[tensorcore]") {
+  // B1 GQA 32/8 D128 decoding one token against 4096 keys: 8 blocks of 4 rows on an H100's 132.
+  tensorcore::forward_params decode{};
+  decode.batch = 1;
+  decode.heads = 32;
+  decode.kv_heads = 8;
+  decode.query_length = 1;
+  decode.key_length = 4096;
+  CHECK(tensorcore::key_splits_for(decode, 64, 132) == 17);
+  decode.key_splits = tensorcore::key_splits_for(decode, 64, 132);
+  CHECK(tensorcore::forward_grid(decode, 64).x == 17);
+  CHECK(tensorcore::tiles_of_split(64, 17, 16).begin == 64);
+  CHECK(tensorcore::tiles_of_split(64, 17, 15).end == 64);
+  // Each split at least two tiles of keys, at most 32 splits.
+  decode.key_length = 300;
+  CHECK(tensorcore::key_splits_for(decode, 64, 132) == 2);
+  decode.key_length = 100;
+  CHECK(tensorcore::key_splits_for(decode, 64, 132) == 1);
+  decode.key_length = 1 << 20;
+  CHECK(tensorcore::key_splits_for(decode, 64, 132) == 17);
+  CHECK(tensorcore::key_splits_for(decode, 64, 1000) == 32);
+  // A batch of 16 sequences fills 128 multiprocessors without splitting.
+  decode.batch = 16;
+  decode.key_length = 4096;
+  CHECK(tensorcore::key_splits_for(decode, 64, 128) == 1);
+}

@@ -176,6 +176,11 @@ std::string tensorcore_kernel_source(const attention_desc& d, const std::string&
          name + "_tensorcore_forward(attngen::tensorcore::forward_params p, " + variant + " variant) {\n"
          "  attngen::tensorcore::forward_block<" + variant + "::element, " + variant + "::head_dim, " + variant +
          "::warps>(p, variant);\n"
+         "}\n\n"
+         "// The merge of a call whose keys were split across blocks (FlashDecoding).\n"
+         "extern \"C\" __global__ void __launch_bounds__(attngen::tensorcore::merge_threads)\n" +
+         name + "_tensorcore_merge(attngen::tensorcore::forward_params p, " + variant + " variant) {\n"
+         "  attngen::tensorcore::merge_block<" + variant + "::element, " + variant + "::head_dim>(p, variant);\n"
          "}\n";
 }
 

@@ -38,6 +38,7 @@
 #include "attngen/tensorcore/memory.hpp"
 #include "attngen/tensorcore/mma.hpp"
 #include "attngen/tensorcore/modifier_ranges.hpp"
+#include "attngen/tensorcore/split_merge.hpp"
 #include "attngen/tensorcore/warp.hpp"
 
 namespace attngen::tensorcore {
@@ -67,7 +68,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   const block_rows shape = rows_of_block(group, tiles::rows);
   const int kv_head = block.y / shape.head_chunks;
   const int first_head_in_group = (block.y % shape.head_chunks) * shape.heads;
-  const int first_query = block.x * shape.queries;
+  const int splits = splits_of(p), split = block.x % splits;
+  const int first_query = block.x / splits * shape.queries;
   const int batch = block.z;
   const sequence_extent sequence = extent_of(p, batch);
   // The grid covers the longest sequence's queries: the block's whole, barriers included, ends here.
@@ -118,7 +120,10 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   const int last_query = rows.last_query;
   const int variant_key_end = variant.key_end(last_query, sequence);
   const int key_end = variant_key_end < sequence.keys ? variant_key_end : sequence.keys;
-  const int end_tile = key_end > 0 ? (key_end + tiles::keys - 1) / tiles::keys : 0;
+  // This block's tiles: its split's share of the sequence's, up to key_end.
+  const int key_tiles = key_end > 0 ? (key_end + tiles::keys - 1) / tiles::keys : 0;
+  const split_tiles share = tiles_of_split((sequence.keys + tiles::keys - 1) / tiles::keys, splits, split);
+  const int end_tile = share.end < key_tiles ? share.end : key_tiles;
   // Tiles of keys before plain_end take their dots as they come, scaled inside the exponential
   // (the maximum of the dots is the scaled maximum when the scale is positive).
   const int variant_plain_end = p.scale > 0.0f ? variant.plain_key_end(first_query, sequence) : 0;
@@ -168,7 +173,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     }
     commit_staging();
   };
-  shown_tile current = next_shown(0);
+  shown_tile current = next_shown(share.begin);
   if (current.tile < end_tile) stage(current.tile, 0);
 
   for (int step = 0; current.tile < end_tile; ++step) {
@@ -306,6 +311,31 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     }
     block_barrier();
     current = next;
+  }
+
+  // A split's rows: its output normalised over its keys and their log-sum-exp (0 and -infinity where
+  // it saw none), for the merge, which adds the sinks.
+  if (splits > 1) {
+    ATTNGEN_TC_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      const lanes<float> total = quad_sum(running_sum[r]);
+      const lanes<float> inverse = each([](float t) { return t > 0.0f ? 1.0f / t : 0.0f; }, total);
+      ATTNGEN_TC_UNROLL
+      for (int f = 0; f < out_tiles; ++f) {
+        const lanes<float*> address = each(
+            [&](int l, int h, int q) { return p.partial + split_row(p, split, batch, h, q) * D + 8 * f + c_col(l, 0); },
+            lane, head[r], query[r]);
+        store_pair<E, float>(address, out[f].x[2 * r] * inverse, out[f].x[2 * r + 1] * inverse, row_valid[r]);
+      }
+      const lanes<float> lse = each(
+          [](float m, float t) { return t > 0.0f ? (m + log2f(t)) * ln2 : -INFINITY; }, running_max[r], total);
+      const lanes<float*> address = each(
+          [&](int h, int q) { return p.partial + split_rows(p) * D + split_row(p, split, batch, h, q); }, head[r],
+          query[r]);
+      const lanes<bool> writes = each([](int l, bool valid) { return valid && (l & 3) == 0; }, lane, row_valid[r]);
+      store_where(address, lse, writes);
+    }
+    return;
   }
 
   // Normalise and store. A sink's logit (variant_inputs::sinks) joins the row's maximum and

@@ -61,7 +61,28 @@ struct forward_params {
   int batch, heads, kv_heads, query_length, key_length;
   float scale;
   sequence_layout layout;
+  /// Keys split across this many blocks of each (query tile, kv head, batch entry), as FlashDecoding
+  /// does for calls with too few blocks to fill the GPU: each block writes its rows' output over its
+  /// share of the keys, normalised, and their log-sum-exp to `partial` (f32, split_workspace_floats
+  /// of them), and the merge (split_merge.hpp) combines them with the sinks into out and lse. 0 or 1
+  /// (and `partial` null): every block sees all its keys.
+  int key_splits;
+  float* partial;
 };
+
+/// Blocks each (query tile, kv head, batch entry) of a call splits its keys across.
+ATTNGEN_TC_SHAPE_FN int splits_of(const forward_params& p) { return p.key_splits > 1 ? p.key_splits : 1; }
+/// Rows of `partial`: (split, batch, head, query) over the call's query_length.
+ATTNGEN_TC_SHAPE_FN std::int64_t split_rows(const forward_params& p) {
+  return std::int64_t(splits_of(p)) * p.batch * p.heads * p.query_length;
+}
+ATTNGEN_TC_SHAPE_FN std::int64_t split_row(const forward_params& p, int split, int batch, int head, int query) {
+  return ((std::int64_t(split) * p.batch + batch) * p.heads + head) * p.query_length + query;
+}
+/// `partial`'s size for head_dim D: each row's D outputs, then every row's log-sum-exp.
+ATTNGEN_TC_SHAPE_FN std::int64_t split_workspace_floats(const forward_params& p, int head_dim) {
+  return split_rows(p) * (head_dim + 1);
+}
 
 /// The sequence of one batch entry: its queries and keys, and its first row in q, out, lse and a
 /// mask over the packed queries (0 without ragged queries). The variants' hooks take it: causality
@@ -159,14 +180,52 @@ ATTNGEN_TC_SHAPE_FN block_extent extent_of_block(const forward_params& p, int ro
   const int first_in_group = (block.y % shape.head_chunks) * shape.heads;
   const int heads = group - first_in_group < shape.heads ? group - first_in_group : shape.heads;
   const int first_head = block.y / shape.head_chunks * group + first_in_group;
-  const int first_query = block.x * shape.queries;
+  const int first_query = block.x / splits_of(p) * shape.queries;
   const int end_query = first_query + shape.queries < s.queries ? first_query + shape.queries : s.queries;
   return {first_head, first_head + heads - 1, first_query, end_query - 1};
 }
-/// `rows`: forward_tiles<D, W>::rows of the kernel.
+/// `rows`: forward_tiles<D, W>::rows of the kernel. With key splits, x is (query tile, split), the
+/// split minor.
 ATTNGEN_TC_SHAPE_FN grid3 forward_grid(const forward_params& p, int rows) {
   const block_rows shape = rows_of_block(p.heads / p.kv_heads, rows);
-  return {(p.query_length + shape.queries - 1) / shape.queries, p.kv_heads * shape.head_chunks, p.batch};
+  return {(p.query_length + shape.queries - 1) / shape.queries * splits_of(p), p.kv_heads * shape.head_chunks,
+          p.batch};
+}
+
+/// Threads of a block of the merge of key splits (split_merge.hpp).
+inline constexpr int merge_threads = 128;
+/// The merge's grid for head_dim D: x the (row, feature pair) threads of a batch entry's rows
+/// (query_length x heads), z the batch.
+ATTNGEN_TC_SHAPE_FN grid3 merge_grid(const forward_params& p, int head_dim) {
+  const std::int64_t threads = std::int64_t(p.query_length) * p.heads * (head_dim / 2);
+  return {int((threads + merge_threads - 1) / merge_threads), 1, p.batch};
+}
+
+/// A split's share of a sequence's key tiles: tiles begin to end (of `tiles` in all).
+struct split_tiles {
+  int begin, end;
+};
+ATTNGEN_TC_SHAPE_FN split_tiles tiles_of_split(int tiles, int splits, int split) {
+  const int per_split = (tiles + splits - 1) / splits;
+  const int begin = split * per_split < tiles ? split * per_split : tiles;
+  return {begin, begin + per_split < tiles ? begin + per_split : tiles};
+}
+
+/// Each split's least share of the longest sequence's key tiles, and the most splits.
+inline constexpr int least_split_tiles = 2, most_key_splits = 32;
+/// The key splits for a call (p.key_splits ignored) of a kernel with `rows` rows a block on a GPU of
+/// `multiprocessors`: 1 where the call's blocks fill every multiprocessor, else enough splits that
+/// they do, each of at least least_split_tiles tiles of the longest sequence's keys.
+ATTNGEN_TC_SHAPE_FN int key_splits_for(const forward_params& p, int rows, int multiprocessors) {
+  forward_params one = p;
+  one.key_splits = 1;
+  const grid3 grid = forward_grid(one, rows);
+  const long long blocks = (long long)grid.x * grid.y * grid.z;
+  if (blocks <= 0 || blocks >= multiprocessors) return 1;
+  const int key_tiles = (p.key_length + tile_keys - 1) / tile_keys;
+  const int wanted = int((multiprocessors + blocks - 1) / blocks);
+  const int most = key_tiles / least_split_tiles < most_key_splits ? key_tiles / least_split_tiles : most_key_splits;
+  return wanted < most ? wanted : most > 1 ? most : 1;
 }
 
 }  // namespace attngen::tensorcore

@@ -13,15 +13,18 @@
 namespace attngen::detail {
 
 /// A kernel's tensor-core forward pass, as the generator writes it (NAME_tensorcore.cpp): its device
-/// code for sm_80 and sm_90 (and PTX for later GPUs) as a fatbin, the kernel's name and its block.
-/// `fatbin` is null where the description has none (that file says why).
+/// code for sm_80 and sm_90 (and PTX for later GPUs) as a fatbin, the kernel's name, the merge's of
+/// calls whose keys are split across blocks (split_merge.hpp) and its block. `fatbin` is null where
+/// the description has none (that file says why).
 struct tensorcore_kernel {
   const unsigned char* fatbin;
   std::size_t fatbin_bytes;
   const char* function;
+  const char* merge_function;
   int block_rows;          ///< rows, (query, head) pairs, per thread block
   int threads;             ///< per block
   unsigned shared_bytes;   ///< dynamic shared memory per block
+  int head_dim;
 };
 
 /// What one call launches: the kernel's two parameters and its grid.
