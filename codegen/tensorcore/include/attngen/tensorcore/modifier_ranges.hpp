@@ -72,14 +72,21 @@ ATTNGEN_TC_FN bool finite(float_range a) { return a.bounded && a.lo > -INFINITY 
 // Floats: exact bounds computed in double, widened by a relative 2^-20 of the largest magnitude in
 // play (the per-key code's roundings, FMA contraction included, and the math library's few ulps lie
 // far inside it), then rounded outwards.
+// Doubles past float's range become infinities (converting them is undefined in C++).
+inline constexpr double float_largest = 3.4028234663852886e38;
 ATTNGEN_TC_FN float float_below(double x) {
+  if (x > float_largest) return x == INFINITY ? INFINITY : float_largest;
+  if (x < -float_largest) return -INFINITY;
   const float f = float(x);
   return double(f) > x ? nextafterf(f, -INFINITY) : f;
 }
 ATTNGEN_TC_FN float float_above(double x) {
+  if (x > float_largest) return INFINITY;
+  if (x < -float_largest) return x == -INFINITY ? -INFINITY : -float_largest;
   const float f = float(x);
   return double(f) < x ? nextafterf(f, INFINITY) : f;
 }
+/// [lo, hi] of finite operands' results, widened by 2^-20 of `magnitude` (finite).
 ATTNGEN_TC_FN float_range widened(double lo, double hi, double magnitude) {
   const double slack = magnitude * 0x1p-20 + 0x1p-126;
   return {float_below(lo - slack), float_above(hi + slack), true};
@@ -89,6 +96,14 @@ ATTNGEN_TC_FN double magnitude_of(double a, double b) {
   return x > y ? x : y;
 }
 ATTNGEN_TC_FN float_range widened(double lo, double hi) { return widened(lo, hi, magnitude_of(lo, hi)); }
+/// A monotonic function's values at its operand's ends, each widened by 2^-20 of its own magnitude;
+/// an infinite end is exact (every value past it is that infinity too).
+ATTNGEN_TC_FN float_range ends_widened(float lo, float hi) {
+  const double low = lo, high = hi;
+  const double down = low == -INFINITY || low == INFINITY ? low : low - (fabs(low) * 0x1p-20 + 0x1p-126);
+  const double up = high == -INFINITY || high == INFINITY ? high : high + (fabs(high) * 0x1p-20 + 0x1p-126);
+  return {float_below(down), float_above(up), true};
+}
 
 ATTNGEN_TC_FN float_range to_float(int_range a) { return {float(a.lo), float(a.hi), true}; }
 
@@ -237,7 +252,7 @@ ATTNGEN_TC_FN float_range increasing(float_range a, F f, float domain_lo = -INFI
   if (!a.bounded || !(a.lo >= domain_lo) || !(a.hi <= domain_hi)) return anything();
   const float lo = f(a.lo), hi = f(a.hi);
   if (lo != lo || hi != hi) return anything();
-  return widened(lo, hi);
+  return ends_widened(lo, hi);
 }
 ATTNGEN_TC_FN float_range exp(float_range a) { return increasing(a, [](float x) { return expf(x); }); }
 ATTNGEN_TC_FN float_range exp2(float_range a) { return increasing(a, [](float x) { return exp2f(x); }); }
