@@ -10,14 +10,20 @@
 
 namespace attngen::tensorcore::modifier {
 
-/// Integer division rounding down; x / 0 is 0.
+/// Integer division rounding down; x / 0 is 0, and x / -1 wraps as -x does.
 ATTNGEN_TC_FN int divide(int a, int b) {
   if (b == 0) return 0;
+  if (b == -1) return int(0u - unsigned(a));
   const int q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-/// The remainder of `divide`: a - b * (a / b); x % 0 is x.
-ATTNGEN_TC_FN int remainder(int a, int b) { return b == 0 ? a : a - b * divide(a, b); }
+/// The remainder of `divide`, a - b * (a / b), without its overflow near int's ends; x % 0 is x.
+ATTNGEN_TC_FN int remainder(int a, int b) {
+  if (b == 0) return a;
+  if (b == -1) return 0;
+  const int r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
 ATTNGEN_TC_FN float remainder(float a, float b) { return a - b * floorf(a / b); }
 ATTNGEN_TC_FN int absolute(int a) { return a > -a ? a : -a; }
 ATTNGEN_TC_FN float absolute(float a) { return fabsf(a); }
