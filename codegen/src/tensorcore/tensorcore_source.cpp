@@ -10,7 +10,7 @@ namespace attngen::codegen {
 namespace {
 
 // Warps per block and the largest head dim: 4 warps of 16 rows with D = 128 keep q, the scores and
-// the output in registers (up to 204 per thread on sm_80/90, no spills); D = 256 spills 172 bytes.
+// the output in registers (up to 208 per thread on sm_80/90, no spills); D = 256 spills 172 bytes.
 // The kernels' launch bounds ask for one block per SM at least: left to itself, ptxas held D = 64
 // kernels to 128 registers and spilled.
 constexpr int warps_per_block = 4;
