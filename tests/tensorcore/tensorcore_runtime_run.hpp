@@ -17,7 +17,7 @@ namespace attngen::testing {
 
 /// The record of a kernel of `Variant`'s shape (the fatbin is never read here).
 template <typename Variant>
-detail::tensorcore_kernel tensorcore_record() {
+attngen::detail::tensorcore_kernel tensorcore_record() {
   using tiles = tensorcore::variant_tiles<Variant>;
   static const unsigned char no_device_code = 0;
   return {&no_device_code, 1, "", "", tiles::rows, Variant::warps * 32, tiles::shared_bytes, Variant::head_dim};
@@ -38,7 +38,7 @@ tensorcore_result run_tensorcore_through_runtime(const attention_problem& p) {
   aot_call call(p);
   attention_args args = call.args();
   mark_as_cuda(args);
-  const auto launch = detail::tensorcore_launch_of(p.desc, args, tensorcore_record<Variant>());
+  const auto launch = attngen::detail::tensorcore_launch_of(p.desc, args, tensorcore_record<Variant>());
   if (!launch) throw std::runtime_error("the runtime does not send this call to the tensor-core kernel");
   Variant variant{};
   static_cast<tensorcore::variant_state&>(variant) = launch->variant;
@@ -53,7 +53,7 @@ template <typename Variant>
 void run_tensorcore_batch_through_runtime(sequence_batch& batch, int key_splits) {
   attention_args args = batch.args();
   mark_as_cuda(args);
-  const auto launch = detail::tensorcore_launch_of(batch.desc, args, tensorcore_record<Variant>());
+  const auto launch = attngen::detail::tensorcore_launch_of(batch.desc, args, tensorcore_record<Variant>());
   if (!launch) throw std::runtime_error("the runtime does not send this batch to the tensor-core kernel");
   const tensorcore::grid3 expected = tensorcore::forward_grid(launch->params, tensorcore::variant_tiles<Variant>::rows);
   if (launch->grid.x != expected.x || launch->grid.y != expected.y || launch->grid.z != expected.z)

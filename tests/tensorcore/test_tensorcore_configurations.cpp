@@ -14,13 +14,13 @@ using namespace attngen;
 using namespace attngen::testing;
 
 namespace {
-const bool registered = register_tensorcore_cases(compiled_tensorcore_variants, "on the host model") &&
-                        register_tensorcore_cases(compiled_tensorcore_launches, "launched by the runtime");
+const bool registered = register_tensorcore_cases(compiled_tensorcore_variants(), "on the host model") &&
+                        register_tensorcore_cases(compiled_tensorcore_launches(), "launched by the runtime");
 }  // namespace
 
 TEST_CASE("every tensor-core variant of the suite belongs to a configuration with tensor-core calls",
           "[tensorcore]") {
-  for (const compiled_tensorcore_variant& v : compiled_tensorcore_variants) {
+  for (const compiled_tensorcore_variant& v : compiled_tensorcore_variants()) {
     INFO(v.configuration);
     const operator_configuration* c = operator_configuration_named(v.configuration);
     REQUIRE(c != nullptr);

@@ -3,8 +3,13 @@
 // CUDA code.
 #include <catch2/catch.hpp>
 
-#include "compiled_tensorcore_variants.hpp"
 #include "support/configurations.hpp"
+#include "tc_bf16_mqa_tensorcore.hpp"
+#include "tc_tensorcore_f32_as_bf16_tensorcore.hpp"
+#include "tc_tensorcore_paged_decode_f16_tensorcore.hpp"
+#include "tc_tensorcore_paged_int8_bf16_tensorcore.hpp"
+#include "tc_tensorcore_sinks_bf16_tensorcore.hpp"
+#include "tensorcore/tensorcore_runtime_run.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;

@@ -15,7 +15,7 @@ using namespace attngen::testing;
 namespace {
 
 const compiled_tensorcore_variant& variant_named(std::string_view configuration) {
-  for (const compiled_tensorcore_variant& v : compiled_tensorcore_variants)
+  for (const compiled_tensorcore_variant& v : compiled_tensorcore_variants())
     if (v.configuration == configuration) return v;
   FAIL("tests/CMakeLists.txt generates no tensor-core variant for " << configuration);
   throw;
@@ -37,7 +37,7 @@ tile_census census_of(std::string_view configuration, int batch, int query_lengt
 
 TEST_CASE("tensor-core tile visibility never hides a shown key nor shows a hidden one, every masked configuration",
           "[tensorcore][modifiers]") {
-  for (const compiled_tensorcore_variant& v : compiled_tensorcore_variants) {
+  for (const compiled_tensorcore_variant& v : compiled_tensorcore_variants()) {
     const operator_configuration* c = operator_configuration_named(v.configuration);
     REQUIRE(c != nullptr);
     if (!c->desc.has_mask_mod() || c->tensorcore.empty()) continue;
