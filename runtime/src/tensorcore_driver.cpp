@@ -170,7 +170,7 @@ cu_result launch_on(const cuda_driver& d, const loaded_kernel& functions, const 
     params.layout.page_table = on_device(packed.page_table);
     params.layout.page_table_stride = packed.max_pages;
   }
-  params.key_splits = tensorcore::key_splits_for(params, kernel.block_rows, functions.multiprocessors);
+  params.key_splits = tensorcore::key_splits_for(params, kernel.block_rows, kernel.head_dim, functions.multiprocessors);
   cu_result result = 0;
   if (params.key_splits > 1) {
     failed = "allocating the key splits' workspace";

@@ -929,6 +929,30 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[tensorcore]",
      .desc = attention().heads(8).kv_heads(1).head_dim(128).f32_on_tensor_cores(dtype::f16).return_lse(),
      .tensorcore = tensorcore_shapes},
+    // Past head dim 128: each warp's q rows in shared memory, read a chunk at a time, and tiles of 32
+    // keys.
+    {.name = "tensorcore_d256_bf16",
+     .about = "bf16 GQA H4 KVH2 D256, causal bottom-right, key padding, sinks, LSE",
+     .tags = "[tensorcore][head_dim]",
+     .desc = gqa.head_dim(256)
+                 .element(dtype::bf16)
+                 .causal(bottom_right)
+                 .key_padding_mask(true_means_ignore)
+                 .attention_sinks()
+                 .return_lse(),
+     .tensorcore = tensorcore_shapes},
+    {.name = "tensorcore_d144_f32_as_f16",
+     .about = "f32 on the tensor cores in f16, MQA H6 KVH1 D144 (q rows not a multiple of 64 columns), causal "
+              "sliding-window mask_mod, LSE",
+     .tags = "[tensorcore][head_dim][modifiers]",
+     .desc = attention()
+                 .heads(6)
+                 .kv_heads(1)
+                 .head_dim(144)
+                 .f32_on_tensor_cores(dtype::f16)
+                 .return_lse()
+                 .mask_mod(causal_mask(top_left) && sliding_window(40, 0)),
+     .tensorcore = {{1, 1, 1}, {2, 7, 17}, {1, 113, 130}, {1, 200, 200}}},
     // KV caches and ragged batches: each sequence its own lengths (0 included), paged caches with
     // shuffled and shared pages, lengths around the page size, every KV element type.
     {.name = "paged_decode",
@@ -1071,6 +1095,19 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = attention().heads(8).kv_heads(2).head_dim(64).f32_on_tensor_cores(dtype::bf16).ragged_queries()
                  .paged_kv(16).kv_element(dtype::bf16).return_lse(),
      .tensorcore_batches = {{.queries = {1, 1, 3}, .keys = {1, 16, 200}}}},
+    {.name = "tensorcore_paged_int8_d256_bf16",
+     .about = "bf16 decoding and chunked prefill at D256 over an int8 paged cache (pages of 16), GQA H4/2, sinks, "
+              "LSE, causal bottom-right",
+     .tags = "[tensorcore][kv_cache][dtype][head_dim][sinks]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(256).element(dtype::bf16).ragged_queries().paged_kv(16)
+                 .kv_element(dtype::i8).attention_sinks().causal(bottom_right).return_lse(),
+     .tensorcore_batches = {{.queries = {1, 1, 1, 1, 1}, .keys = {0, 31, 32, 33, 300}},
+                            {.queries = {3, 40, 0}, .keys = {70, 100, 5}}}},
+    {.name = "tensorcore_d192_bf16_queries_f32_cache",
+     .about = "bf16 queries over an f32 cache with kv lengths at D192, MQA H4/1: the largest staging area",
+     .tags = "[tensorcore][kv_cache][dtype][head_dim]",
+     .desc = attention().heads(4).kv_heads(1).head_dim(192).element(dtype::bf16).kv_lengths().kv_element(dtype::f32),
+     .tensorcore_batches = {{.queries = {5, 5}, .keys = {1, 97}}}},
     // attngen-bench's KV-cache cases (bench/cache_cases.hpp): Llama-style GQA over caches laid out as a
     // serving engine holds them; 16 sequences of 512 to 8192 keys for decoding.
     {.name = "decode_paged_f32",

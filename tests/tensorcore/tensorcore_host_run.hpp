@@ -50,7 +50,7 @@ void run_tensorcore_batch_on_host(sequence_batch& batch, int key_splits) {
   run_tensorcore_batch<Variant>(batch, memory, &run_on_host<Variant>, key_splits);
 }
 
-/// The census of `p`'s tiles: every block of the kernel's grid against every tile of 64 keys of its
+/// The census of `p`'s tiles: every block of the kernel's grid against every tile of keys (keys_per_tile) of its
 /// sequence, each classified by the variant and checked pair by pair with its mask.
 template <typename Variant>
 tile_census census_of_tiles(const attention_problem& p) {
@@ -62,7 +62,7 @@ tile_census census_of_tiles(const attention_problem& p) {
   params.kv_heads = p.desc.effective_kv_heads();
   params.query_length = p.query_length;
   params.key_length = p.key_length;
-  const int rows = tensorcore::variant_tiles<Variant>::rows, keys = tensorcore::tile_keys;
+  const int rows = tensorcore::variant_tiles<Variant>::rows, keys = tensorcore::variant_tiles<Variant>::keys;
   const tensorcore::grid3 grid = tensorcore::forward_grid(params, rows);
   tile_census census;
   for (int z = 0; z < grid.z; ++z)

@@ -240,7 +240,7 @@ void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch, 
   if (params.lse != nullptr) memory.read(params.lse, batch.lse);
 }
 
-/// How a variant's mask classifies the tiles the kernel walks ((block, 64 keys) pairs of a dense
+/// How a variant's mask classifies the tiles the kernel walks ((block, tile of keys) pairs of a dense
 /// problem), against the mask evaluated at each of their (row, key) pairs.
 struct tile_census {
   int tiles = 0;

@@ -9,12 +9,11 @@ namespace attngen::codegen {
 
 namespace {
 
-// Warps per block and the largest head dim: 4 warps of 16 rows with D = 128 keep q, the scores and
-// the output in registers (up to 208 per thread on sm_80/90, no spills); D = 256 spills 172 bytes.
-// The kernels' launch bounds ask for one block per SM at least: left to itself, ptxas held D = 64
-// kernels to 128 registers and spilled.
+// Warps per block: 4 warps of 16 rows with D = 128 keep q, the scores and the output in registers
+// (up to 208 per thread on sm_80/90, no spills; with q there too, D = 256 spilled 172 bytes, hence
+// launch_shape.hpp's q in shared memory past 128). The kernels' launch bounds ask for one block per
+// SM at least: left to itself, ptxas held D = 64 kernels to 128 registers and spilled.
 constexpr int warps_per_block = 4;
-constexpr int largest_head_dim = 128;
 
 // The statements of score(): each of the description's masks returns -infinity where it hides the
 // key, then the score modifier and the additive mask give the score, in the Halide lowering's order
@@ -104,9 +103,9 @@ std::string tensorcore_refusal(const attention_desc& d) {
     return "the tensor cores take bf16 and f16 descriptions, and f32 ones with .f32_on_tensor_cores(bf16 or f16); "
            "this one is f32";
   if (d.effective_v_head_dim() != d.qk_head_dim) return "v_head_dim differs from head_dim";
-  if (d.qk_head_dim % 16 != 0 || d.qk_head_dim > largest_head_dim)
+  if (d.qk_head_dim % 16 != 0 || d.qk_head_dim > tensorcore::largest_head_dim)
     return "head_dim " + std::to_string(d.qk_head_dim) + " is not a multiple of 16 up to " +
-           std::to_string(largest_head_dim);
+           std::to_string(tensorcore::largest_head_dim);
   if (d.global_positions) return "global positions run the Halide GPU code";
   return {};
 }
@@ -187,7 +186,7 @@ std::string tensorcore_kernel_source(const attention_desc& d, const std::string&
 tensorcore_shape tensorcore_kernel_shape(const attention_desc& desc) {
   return {tensorcore::rows_per_warp * warps_per_block, 32 * warps_per_block,
           tensorcore::forward_shared_bytes(
-              desc.qk_head_dim,
+              desc.qk_head_dim, warps_per_block,
               tensorcore::converted_bytes(cache_of(desc.effective_kv_element()), cache_of(desc.tensor_core_type())))};
 }
 

@@ -2,10 +2,11 @@
 /// FlashAttention-2's forward pass on the tensor cores, written once for the GPU and the host
 /// (warp.hpp). A thread block owns 16 rows per warp; a row is one (query, head) pair, so the query
 /// heads of a GQA group share every key/value tile the block stages. Each warp keeps its rows'
-/// q fragments, scores, online-softmax state and output in registers; q.kᵀ and p.V are mma.sync
-/// m16n8k16 with f32 accumulators, K and V reach them through ldmatrix from tiles of 64 keys that
-/// the block stages in shared memory two at a time (cp.async: the next tile is in flight while this
-/// one is computed).
+/// q fragments, scores, online-softmax state and output in registers (past head dim 128, its q rows
+/// in shared memory, read a 16-column chunk at a time); q.kᵀ and p.V are mma.sync m16n8k16 with f32
+/// accumulators, K and V reach them through ldmatrix from tiles of 64 keys (32 past head dim 128,
+/// launch_shape.hpp's keys_per_tile) that the block stages in shared memory two at a time
+/// (cp.async: the next tile is in flight while this one is computed).
 ///
 /// A Variant says what the description adds to plain attention, as FlashInfer's variants do; its
 /// `storage` is q's and the output's element type (std::uint16_t for bf16 and f16, float for an f32
@@ -77,37 +78,80 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   const auto* q_data = static_cast<const storage*>(p.q);
   auto* out_data = static_cast<storage*>(p.out);
 
+  // The (query, head) pair of the warp's row `row` (0 to 15), and whether it holds one.
+  struct warp_row {
+    int head, query;
+    bool valid;
+  };
+  auto row_of = [&](int row) {
+    const int slot = rows_per_warp * warp + row;
+    const int in_group = first_head_in_group + slot % shape.heads;
+    const int q = first_query + slot / shape.heads;
+    return warp_row{kv_head * group + in_group, q,
+                    slot < shape.queries * shape.heads && in_group < group && q < sequence.queries};
+  };
   // This lane's two rows (accumulator rows lane / 4 and lane / 4 + 8 of the warp's 16).
   const lanes<int> lane = lane_id();
   lanes<int> head[2], query[2];
   lanes<bool> row_valid[2];
   ATTNGEN_TC_UNROLL
   for (int r = 0; r < 2; ++r) {
-    const lanes<int> slot = each([&](int l) { return rows_per_warp * warp + (l >> 2) + 8 * r; }, lane);
-    const lanes<int> in_group = each([&](int s) { return first_head_in_group + s % shape.heads; }, slot);
-    head[r] = each([&](int g) { return kv_head * group + g; }, in_group);
-    query[r] = each([&](int s) { return first_query + s / shape.heads; }, slot);
-    row_valid[r] = each(
-        [&](int s, int g, int q) { return s < shape.queries * shape.heads && g < group && q < sequence.queries; }, slot,
-        in_group, query[r]);
+    head[r] = each([&](int l) { return row_of((l >> 2) + 8 * r).head; }, lane);
+    query[r] = each([&](int l) { return row_of((l >> 2) + 8 * r).query; }, lane);
+    row_valid[r] = each([&](int l) { return row_of((l >> 2) + 8 * r).valid; }, lane);
   }
 
-  // q's fragments, loaded once: register j of chunk c holds row a_row(lane, 2j), columns
-  // 16c + a_col(lane, 2j) and the next.
-  a_fragment q_fragment[d_chunks];
-  ATTNGEN_TC_UNROLL
-  for (int c = 0; c < d_chunks; ++c)
-    ATTNGEN_TC_UNROLL
-    for (int j = 0; j < 4; ++j) {
-      const int r = j & 1;
-      const lanes<const storage*> address = each(
-          [&](int l, int h, int q) {
-            return q_data + query_row_offset(p.q_strides, batch, sequence, q) + h * p.q_strides.head + 16 * c +
-                   a_col(l, 2 * j);
-          },
-          lane, head[r], query[r]);
-      q_fragment[c].reg[j] = load_packed<E>(address, row_valid[r]);
+  // q's fragments: register j of chunk c holds row a_row(lane, 2j), columns 16c + a_col(lane, 2j)
+  // and the next. Up to head dim 128 they are loaded once into registers; past it the warp copies
+  // its 16 rows (zeros where a row holds nothing) into its own part of the shared memory, a column
+  // pair a lane, and the q.k loop reads each chunk from there by ldmatrix.
+  auto q_address = [&](int h, int q, int column) {
+    return q_data + query_row_offset(p.q_strides, batch, sequence, q) + h * p.q_strides.head + column;
+  };
+  a_fragment q_fragment[tiles::q_in_shared ? 1 : d_chunks];
+  std::uint16_t* const q_rows = tiles::q_in_shared ? shared + tiles::q_rows_of_warp(warp) : nullptr;
+  if constexpr (tiles::q_in_shared) {
+    for (int row = 0; row < rows_per_warp; ++row) {
+      const warp_row of = row_of(row);
+      ATTNGEN_TC_UNROLL
+      for (int column = 0; column < D; column += 2 * warp_lanes) {
+        const lanes<bool> in_row = each([&](int l) { return column + 2 * l < D; }, lane);
+        const lanes<bool> valid = each([&](bool in) { return in && of.valid; }, in_row);
+        const lanes<const storage*> address =
+            each([&](int l) { return q_address(of.head, of.query, column + 2 * l); }, lane);
+        const lanes<std::uint16_t*> to =
+            each([&](int l) { return q_rows + row * tiles::shared_row_stride + column + 2 * l; }, lane);
+        store_where(to, load_packed<E>(address, valid), in_row);
+      }
     }
+    warp_barrier();
+  } else {
+    ATTNGEN_TC_UNROLL
+    for (int c = 0; c < d_chunks; ++c)
+      ATTNGEN_TC_UNROLL
+      for (int j = 0; j < 4; ++j) {
+        const int r = j & 1;
+        const lanes<const storage*> address = each(
+            [&](int l, int h, int q) { return q_address(h, q, 16 * c + a_col(l, 2 * j)); }, lane, head[r], query[r]);
+        q_fragment[c].reg[j] = load_packed<E>(address, row_valid[r]);
+      }
+  }
+  // Chunk c's fragment; from shared memory, matrix m of the x4 is rows 8 (m % 2) onwards, columns
+  // 16 c + 8 (m / 2) onwards.
+  auto q_chunk = [&](int c) {
+    if constexpr (tiles::q_in_shared) {
+      const lanes<const std::uint16_t*> rows = each(
+          [&](int l) -> const std::uint16_t* {
+            return q_rows + ((l & 7) + 8 * ((l >> 3) & 1)) * tiles::shared_row_stride + 16 * c + 8 * (l >> 4);
+          },
+          lane);
+      a_fragment fragment;
+      ldmatrix_x4<false>(fragment.reg, rows);
+      return fragment;
+    } else {
+      return q_fragment[c];
+    }
+  };
 
   c_fragment out[out_tiles];
   ATTNGEN_TC_UNROLL
@@ -219,7 +263,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       ATTNGEN_TC_UNROLL
       for (lanes<float>& x : s.x) x = 0.0f;
     ATTNGEN_TC_UNROLL
-    for (int c = 0; c < d_chunks; ++c)
+    for (int c = 0; c < d_chunks; ++c) {
+      const a_fragment q_chunk_fragment = q_chunk(c);
       ATTNGEN_TC_UNROLL
       for (int n = 0; n < n_tiles; n += 2) {
         const lanes<const std::uint16_t*> rows = each(
@@ -229,9 +274,10 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
             lane);
         lanes<std::uint32_t> reg[4];
         ldmatrix_x4<false>(reg, rows);
-        mma_m16n8k16<E>(score[n], q_fragment[c], b_fragment{{reg[0], reg[1]}});
-        mma_m16n8k16<E>(score[n + 1], q_fragment[c], b_fragment{{reg[2], reg[3]}});
+        mma_m16n8k16<E>(score[n], q_chunk_fragment, b_fragment{{reg[0], reg[1]}});
+        mma_m16n8k16<E>(score[n + 1], q_chunk_fragment, b_fragment{{reg[2], reg[3]}});
       }
+    }
 
     // The description's scores and masks (keys past Lk and rows holding nothing are hidden), then the
     // online softmax in base 2, its maximum kept in base 2 too; a row that has seen no key yet keeps

@@ -119,35 +119,59 @@ ATTNGEN_TC_SHAPE_FN std::int64_t query_row_offset(const sequence_strides& stride
 
 /// Rows (query, head pairs) per warp: the m of mma.sync m16n8k16.
 inline constexpr int rows_per_warp = 16;
-/// Keys per staged tile, and tiles in flight (the one computed and the next).
-inline constexpr int tile_keys = 64, tile_stages = 2;
+/// The largest head dim the tensor cores take, and the largest whose q fragments stay in registers
+/// for the whole kernel. Past it the output's accumulators alone are D / 2 registers a thread, so each
+/// warp keeps its q rows in shared memory and reads one 16-column chunk at a time (FlashAttention-2
+/// does the same at D 256).
+inline constexpr int largest_head_dim = 256, largest_head_dim_with_q_in_registers = 128;
+ATTNGEN_TC_SHAPE_FN constexpr bool q_in_shared_memory(int head_dim) {
+  return head_dim > largest_head_dim_with_q_in_registers;
+}
+/// Keys per staged tile: 64, or 32 where q lives in shared memory, so that two stages of K and V
+/// tiles and the q rows fit sm_80's 163 KiB of shared memory a block (99 KiB at D 256, 130 over an
+/// f32 cache), and a tile's scores take 16 registers a thread, not 32, beside the output's 128.
+ATTNGEN_TC_SHAPE_FN constexpr int keys_per_tile(int head_dim) { return q_in_shared_memory(head_dim) ? 32 : 64; }
+/// Tiles in flight: the one computed and the next.
+inline constexpr int tile_stages = 2;
 /// Shared memory rows padded by 16 bytes, so the 8 rows one ldmatrix reads start in distinct banks.
-constexpr int shared_row_stride(int head_dim) { return head_dim + 8; }
+ATTNGEN_TC_SHAPE_FN constexpr int shared_row_stride(int head_dim) { return head_dim + 8; }
 /// Bytes of a K or V element a kernel stages as it is read and converts (0 where the cache holds the
 /// tensor cores' own type, staged as it is).
 ATTNGEN_TC_SHAPE_FN constexpr int converted_bytes(cache_element cache, cache_element tensor_cores) {
   return cache == tensor_cores ? 0 : bytes_of(cache);
 }
-/// Dynamic shared memory of a block: the K and V tiles of every stage; for a cache converted as it is
-/// staged (`converted` bytes an element), one stage of 16-bit K and V tiles and the next tile's rows
-/// in flight, as they are read.
-constexpr unsigned forward_shared_bytes(int head_dim, int converted) {
-  const unsigned tile_bytes = unsigned(2 * tile_keys * shared_row_stride(head_dim)) * 2u;
-  return converted > 0 ? tile_bytes + unsigned(2 * tile_keys * head_dim * converted) : tile_stages * tile_bytes;
+/// Dynamic shared memory of a block of `warps` warps: the K and V tiles of every stage; for a cache
+/// converted as it is staged (`converted` bytes an element), one stage of 16-bit K and V tiles and
+/// the next tile's rows in flight, as they are read; then, past largest_head_dim_with_q_in_registers,
+/// each warp's q rows.
+ATTNGEN_TC_SHAPE_FN constexpr unsigned forward_shared_bytes(int head_dim, int warps, int converted) {
+  const int keys = keys_per_tile(head_dim);
+  const unsigned tile_bytes = unsigned(2 * keys * shared_row_stride(head_dim)) * 2u;
+  const unsigned kv_bytes =
+      converted > 0 ? tile_bytes + unsigned(2 * keys * head_dim * converted) : tile_stages * tile_bytes;
+  const unsigned q_bytes =
+      q_in_shared_memory(head_dim) ? unsigned(warps * rows_per_warp * shared_row_stride(head_dim)) * 2u : 0u;
+  return kv_bytes + q_bytes;
 }
 
 /// The block's shape for head_dim D, W warps, and a cache staged as it is (Converted 0) or converted
 /// from elements of Converted bytes.
 template <int D, int W, int Converted>
 struct forward_tiles {
-  static_assert(D % 16 == 0, "the tensor-core path takes head dims that are multiples of 16");
+  static_assert(D % 16 == 0 && D <= largest_head_dim,
+                "the tensor-core path takes head dims that are multiples of 16 up to 256");
   static constexpr int warps = W;
   static constexpr int rows = rows_per_warp * W;
-  static constexpr int keys = tile_keys;
+  static constexpr int keys = keys_per_tile(D);
   static constexpr int shared_row_stride = tensorcore::shared_row_stride(D);
   static constexpr int stages = Converted > 0 ? 1 : tile_stages;
   static constexpr int tile_elements = keys * shared_row_stride;
-  static constexpr unsigned shared_bytes = forward_shared_bytes(D, Converted);
+  static constexpr bool q_in_shared = q_in_shared_memory(D);
+  static constexpr unsigned shared_bytes = forward_shared_bytes(D, W, Converted);
+  /// Where (in 16-bit elements) warp w's q rows begin, when q_in_shared.
+  ATTNGEN_TC_SHAPE_FN static constexpr int q_rows_of_warp(int warp) {
+    return int(shared_bytes / 2) - (W - warp) * rows_per_warp * shared_row_stride;
+  }
 };
 
 /// How a block's row slots map to (query, head): a block holds `heads` consecutive heads of one
@@ -213,16 +237,17 @@ ATTNGEN_TC_SHAPE_FN split_tiles tiles_of_split(int tiles, int splits, int split)
 
 /// Each split's least share of the longest sequence's key tiles, and the most splits.
 inline constexpr int least_split_tiles = 2, most_key_splits = 32;
-/// The key splits for a call (p.key_splits ignored) of a kernel with `rows` rows a block on a GPU of
-/// `multiprocessors`: 1 where the call's blocks fill every multiprocessor, else enough splits that
-/// they do, each of at least least_split_tiles tiles of the longest sequence's keys.
-ATTNGEN_TC_SHAPE_FN int key_splits_for(const forward_params& p, int rows, int multiprocessors) {
+/// The key splits for a call (p.key_splits ignored) of a kernel with `rows` rows a block and head dim
+/// `head_dim` on a GPU of `multiprocessors`: 1 where the call's blocks fill every multiprocessor, else
+/// enough splits that they do, each of at least least_split_tiles tiles of the longest sequence's keys.
+ATTNGEN_TC_SHAPE_FN int key_splits_for(const forward_params& p, int rows, int head_dim, int multiprocessors) {
   forward_params one = p;
   one.key_splits = 1;
   const grid3 grid = forward_grid(one, rows);
   const long long blocks = (long long)grid.x * grid.y * grid.z;
   if (blocks <= 0 || blocks >= multiprocessors) return 1;
-  const int key_tiles = (p.key_length + tile_keys - 1) / tile_keys;
+  const int keys = keys_per_tile(head_dim);
+  const int key_tiles = (p.key_length + keys - 1) / keys;
   const int wanted = int((multiprocessors + blocks - 1) / blocks);
   const int most = key_tiles / least_split_tiles < most_key_splits ? key_tiles / least_split_tiles : most_key_splits;
   return wanted < most ? wanted : most > 1 ? most : 1;

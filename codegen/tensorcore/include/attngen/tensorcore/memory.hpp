@@ -212,6 +212,13 @@ ATTNGEN_TC_FN void wait_for_staging() {
 #endif
 }
 
+/// Orders a warp's shared memory writes before its lanes' reads of them.
+ATTNGEN_TC_FN void warp_barrier() {
+#if defined(__CUDACC__)
+  __syncwarp();
+#endif
+}
+
 ATTNGEN_TC_FN void block_barrier() {
 #if defined(__CUDACC__)
   __syncthreads();

@@ -43,7 +43,7 @@ struct float_range {
 };
 
 inline constexpr std::int64_t int_smallest = -2147483647LL - 1, int_largest = 2147483647LL;
-/// Elements a tensor read may scan for its range (a tile's 64 keys, or 64 rows' queries, twice over).
+/// Elements a tensor read may scan for its range (a tile's 32 or 64 keys, or 64 rows' queries, twice over).
 inline constexpr std::int64_t largest_scan = 128;
 
 ATTNGEN_TC_FN truth point(bool v) { return {!v, v}; }
