@@ -16,6 +16,8 @@ library target that apps link.
                                   # Default: ATTNGEN_DEFAULT_TARGETS, a fat library for any x86-64
     [GPU_TARGETS <target>...]     # Halide GPU targets, at most one CUDA and one OpenCL, e.g.
                                   # x86-64-linux-cuda-cuda_capability_80 x86-64-linux-opencl
+    [ONLY_THIS_CPU]               # of TARGETS, only the first the building machine's CPU runs: for
+                                  # builds that run only where they are built (a benchmark)
     [NAMESPACE <ns>]              # C++ namespace of the generated wrapper struct
     [OUTPUT_DIRECTORY <dir>])     # default: ${CMAKE_CURRENT_BINARY_DIR}/attngen/<name>
 
@@ -35,6 +37,10 @@ header ``<name>.hpp`` with ``struct <name> { static attngen::status run(const at
 Calls with tensors on a GPU run that GPU's code (see ``attngen/runtime/gpu.hpp``): the CUDA target's
 PTX (``cuda_capability_80`` PTX runs on every later GPU, Hopper included), the OpenCL target's kernels
 compiled by the driver at the first call. Operators and modules alike.
+
+With ``ATTNGEN_GENERATED_KERNELS_FROM`` set to another build directory of the same sources (one that
+is built and current), each kernel's generated files are copied from there instead of generated
+again: attngen's sanitized build takes its kernels from the main build so.
 
 Targets are named explicitly (``host`` is refused: on some CPUs it enables features they lack). The
 default, ``ATTNGEN_DEFAULT_TARGETS``, is the deployment choice: AVX-512 with BF16 dot products, AVX-512,
@@ -73,13 +79,20 @@ endif()
 set(ATTNGEN_DEFAULT_TARGETS ${_attngen_bf16_tier} x86-64-linux-avx512_skylake-fma-f16c x86-64-linux-avx2-fma-f16c
                             x86-64-linux
     CACHE STRING "CPU targets of attngen_add_kernel when it names none (most capable first)")
+# A second build of the same sources can take each kernel's generated files from a first build
+# instead of generating them again: the generated code does not depend on the compiler or flags
+# that build the rest (attngen's sanitized build, scripts/test --sanitize, takes them from build/,
+# which it builds first). That build must be current: its files are copied as they are.
+set(ATTNGEN_GENERATED_KERNELS_FROM "" CACHE PATH
+    "A build directory of the same sources whose generated kernels attngen_add_kernel copies (empty: generate)")
 # The GPU targets attngen's own tests and benchmark generate for: sm_80 PTX runs on Ampere and every
 # later NVIDIA GPU (Halide 14 has no cuda_capability_90).
 set(ATTNGEN_CUDA_TARGET x86-64-linux-cuda-cuda_capability_80)
 set(ATTNGEN_OPENCL_TARGET x86-64-linux-opencl)
 
 function(attngen_add_kernel name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "DESCRIPTION;VARIABLE;NAMESPACE;OUTPUT_DIRECTORY" "TARGETS;GPU_TARGETS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "ONLY_THIS_CPU" "DESCRIPTION;VARIABLE;NAMESPACE;OUTPUT_DIRECTORY"
+                        "TARGETS;GPU_TARGETS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "attngen_add_kernel(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -101,6 +114,11 @@ function(attngen_add_kernel name)
   get_filename_component(ARG_DESCRIPTION_ABSOLUTE ${ARG_DESCRIPTION} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
   file(MAKE_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
 
+  if(ATTNGEN_GENERATED_KERNELS_FROM)
+    _attngen_copy_generated_kernel()
+    return()
+  endif()
+
   # 1. Check and describe.
   set(describe_source ${ARG_OUTPUT_DIRECTORY}/${name}_describe.cpp)
   configure_file(${_attngen_cmake_dir}/attngen_describe.cpp.in ${describe_source} @ONLY)
@@ -115,14 +133,32 @@ function(attngen_add_kernel name)
     VERBATIM)
 
   # 2. Generate.
+  _attngen_generated_files()
   set(target_arguments)
   foreach(target IN LISTS ARG_TARGETS ARG_GPU_TARGETS)
     list(APPEND target_arguments --target ${target})
   endforeach()
+  if(ARG_ONLY_THIS_CPU)
+    list(APPEND target_arguments --only-this-cpu)
+  endif()
   set(namespace_arguments)
   if(ARG_NAMESPACE)
     set(namespace_arguments --namespace ${ARG_NAMESPACE})
   endif()
+  add_custom_command(
+    OUTPUT ${generated}
+    COMMAND attngen::generator generate --spec ${description_text} --name ${name}
+            ${target_arguments} --output-dir ${ARG_OUTPUT_DIRECTORY} ${namespace_arguments}
+    DEPENDS ${description_text} attngen::generator
+    COMMENT "attngen: generating ${name} for ${ARG_TARGETS} ${ARG_GPU_TARGETS}"
+    VERBATIM)
+
+  _attngen_kernel_library()
+endfunction()
+
+# attngen_add_kernel's generated files, in the caller's scope: halide_libraries, tensorcore_sources,
+# amx_source and all of them in `generated`.
+macro(_attngen_generated_files)
   # One library of CPU code (every variant, see attngen/runtime/detail/variants.hpp), and one per GPU API;
   # with CUDA, the record of the tensor-core forward pass (NAME_tensorcore.cpp, empty for modules and
   # for descriptions the path does not take: docs/gpu.md).
@@ -144,15 +180,26 @@ function(attngen_add_kernel name)
   set_source_files_properties(${amx_source} PROPERTIES COMPILE_OPTIONS "$<$<CXX_COMPILER_ID:GNU,Clang>:-O2>")
   set(generated ${halide_libraries} ${tensorcore_sources} ${amx_source} ${ARG_OUTPUT_DIRECTORY}/${name}.hpp
                 ${ARG_OUTPUT_DIRECTORY}/${name}.cpp ${ARG_OUTPUT_DIRECTORY}/${name}.h)
+endmacro()
+
+# attngen_add_kernel from another build's generated files (ATTNGEN_GENERATED_KERNELS_FROM): the same
+# output directory relative to its build directory, copied whole.
+macro(_attngen_copy_generated_kernel)
+  _attngen_generated_files()
+  file(RELATIVE_PATH relative_directory ${CMAKE_BINARY_DIR} ${ARG_OUTPUT_DIRECTORY})
+  set(source_directory ${ATTNGEN_GENERATED_KERNELS_FROM}/${relative_directory})
+  string(REPLACE "${ARG_OUTPUT_DIRECTORY}" "${source_directory}" source_files "${generated}")
   add_custom_command(
     OUTPUT ${generated}
-    COMMAND attngen::generator generate --spec ${description_text} --name ${name}
-            ${target_arguments} --output-dir ${ARG_OUTPUT_DIRECTORY} ${namespace_arguments}
-    DEPENDS ${description_text} attngen::generator
-    COMMENT "attngen: generating ${name} for ${ARG_TARGETS} ${ARG_GPU_TARGETS}"
+    COMMAND ${CMAKE_COMMAND} -E copy_directory ${source_directory} ${ARG_OUTPUT_DIRECTORY}
+    DEPENDS ${source_files}
+    COMMENT "attngen: ${name} as ${ATTNGEN_GENERATED_KERNELS_FROM} generated it"
     VERBATIM)
+  _attngen_kernel_library()
+endmacro()
 
-  # 3. The library apps link.
+# 3. The library apps link.
+macro(_attngen_kernel_library)
   add_library(${name} STATIC ${ARG_OUTPUT_DIRECTORY}/${name}.cpp ${tensorcore_sources} ${amx_source})
   add_library(attngen::${name} ALIAS ${name})
   # Position-independent like the Halide objects, so that the kernel can go into a shared library
@@ -160,4 +207,4 @@ function(attngen_add_kernel name)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIRECTORY}>)
   target_link_libraries(${name} PUBLIC ${halide_libraries} attngen::runtime)
-endfunction()
+endmacro()
