@@ -16,6 +16,7 @@
 #include "attngen/codegen/targets.hpp"
 #include "attngen/codegen/tensorcore_source.hpp"
 #include "attngen/mlir/emit_mlir.hpp"
+#include "attngen/tensorcore/launch_shape.hpp"
 #include "parallel_build.hpp"
 #include "spec.hpp"
 
@@ -25,7 +26,8 @@ constexpr const char* usage = R"(attngen: generates fused attention kernels ahea
 
 usage:
   attngen generate (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR
-                   [--target T]... [--namespace NS] [--jobs N] [--stats] [--emit WHAT]...
+                   [--target T]... [--only-this-cpu] [--namespace NS] [--jobs N] [--stats]
+                   [--emit WHAT]...
   attngen mlir (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR [--bf16-as-bits]
   attngen tensorcore (--spec FILE | --describe TEXT)... [--name NAME] --output-dir DIR
   attngen targets
@@ -52,6 +54,8 @@ generate
                     x86-64-linux-avx2-fma-f16c, x86-64-linux. `host` is refused. Appending
                     `-disable_llvm_loop_opt` builds about 20% faster with smaller code; prefill
                     runs about as fast, short sequences and decoding 4-36% slower.
+  --only-this-cpu   of the CPU targets, only the first this machine's CPU runs (an error when it
+                    runs none): for builds that run only where they are built, such as a benchmark
   --namespace NS    C++ namespace of the wrapper struct
   --jobs N          parts generated at once, in child processes (default: the CPU's threads)
   --stats           a table of generation time (the processor time of the part's process, so
@@ -90,8 +94,9 @@ tensorcore
   Writes, for each operator kernel described, its tensor-core forward pass (FlashAttention-2's tile
   code over mma.sync, sm_80 and later) into DIR: NAME_tensorcore.hpp, the description's variant (its
   causality, masks and modifiers, for nvcc and for host compilers), and NAME_tensorcore.cu, the
-  kernel NAME_tensorcore_forward for nvcc. bf16 and f16 descriptions with dense tensors and head
-  dims that are multiples of 16 up to 128; any other kernel is refused, saying why.
+  kernel NAME_tensorcore_forward for nvcc. bf16 and f16 descriptions (and f32 ones with
+  f32_tensor_cores) with head dims that are multiples of 16 up to {largest_head_dim}; any other
+  kernel is refused, saying why.
 
 targets
   Lists the portable CPU targets (marking those this CPU runs) and GPU target examples.
@@ -116,7 +121,7 @@ struct options {
   std::vector<std::pair<std::string, std::string>> sources;  // (flag, value)
   std::vector<std::string> targets, emits;
   int jobs = int(std::max(1u, std::thread::hardware_concurrency()));
-  bool stats = false, bfloat16_as_bits = false;
+  bool stats = false, bfloat16_as_bits = false, only_this_cpu = false;
 };
 
 options parse(int argc, char** argv) {
@@ -126,8 +131,8 @@ options parse(int argc, char** argv) {
   for (int n = 2; n < argc; ++n) {
     const std::string flag = argv[n];
     if (flag == "--help" || flag == "-h") throw std::invalid_argument("");
-    if (flag == "--stats" || flag == "--bf16-as-bits") {
-      (flag == "--stats" ? o.stats : o.bfloat16_as_bits) = true;
+    if (flag == "--stats" || flag == "--bf16-as-bits" || flag == "--only-this-cpu") {
+      (flag == "--stats" ? o.stats : flag == "--bf16-as-bits" ? o.bfloat16_as_bits : o.only_this_cpu) = true;
       continue;
     }
     if (n + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
@@ -276,6 +281,7 @@ int generate(const options& o) {
     request.cpp_namespace = o.cpp_namespace;
     request.output_directory = o.output_dir;
     request.targets = targets;
+    request.only_this_cpu = o.only_this_cpu;
     request.inspections = inspections;
     std::fprintf(stderr, "attngen: [%zu/%zu] generating %s for %zu target(s)\n", n + 1, kernels.size(),
                  request.name.c_str(), targets.size());
@@ -320,10 +326,14 @@ int main(int argc, char** argv) {
     }
     if (o.command == "targets") return list_targets();
     if (o.command == "--help" || o.command == "-h" || o.command == "help") {
-      // The lowering passes come from the exporter, so the help cannot drift from them.
+      // The lowering passes and the tensor cores' largest head dim come from the code that uses them,
+      // so the help cannot drift from them.
       std::string text = usage;
-      const std::string placeholder = "{pipeline}";
-      text.replace(text.find(placeholder), placeholder.size(), attngen::mlir_export::mlir_lowering_pipeline());
+      auto fill = [&text](std::string_view placeholder, std::string_view value) {
+        text.replace(text.find(placeholder), placeholder.size(), value);
+      };
+      fill("{pipeline}", attngen::mlir_export::mlir_lowering_pipeline());
+      fill("{largest_head_dim}", std::to_string(attngen::tensorcore::largest_head_dim));
       std::fputs(text.c_str(), stdout);
       return 0;
     }

@@ -81,13 +81,17 @@ resolved_request resolve(const kernel_request& request) {
     } else if (has_bf16_dot_products(t) && !takes_bf16_dot_products(r.op, t)) {
       // Without bf16 dot products the AVX512-BF16 tier would compile the AVX-512 code again.
       continue;
+    } else if (request.only_this_cpu && (!r.targets.empty() || !cpu_runs(t))) {
+      continue;
     } else {
       r.targets.push_back(target_for(kernel_target(t), r.op));
       r.target_names.push_back(t.to_string());
     }
   }
   if (r.targets.empty())
-    throw std::runtime_error("no CPU target given: every kernel needs one, for calls with tensors on the host");
+    throw std::runtime_error(request.only_this_cpu
+                                 ? "this CPU runs none of the CPU targets given"
+                                 : "no CPU target given: every kernel needs one, for calls with tensors on the host");
   return r;
 }
 

@@ -44,6 +44,7 @@ Halide::Target running_cpu_target() {
 }
 
 bool cpu_runs(const Halide::Target& target) {
+  if (target.arch != Halide::Target::X86 || target.bits != 64 || target.os != Halide::Target::Linux) return false;
   __builtin_cpu_init();
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&

@@ -33,6 +33,9 @@ struct kernel_request {
   /// CPU targets most capable first (the last is the fallback), and GPU targets (CUDA, OpenCL; at
   /// most one of each) in any order.
   std::vector<Halide::Target> targets;
+  /// Of the CPU targets the kernel takes, only the first this machine's CPU runs: for builds that run
+  /// only where they are built, such as a benchmark.
+  bool only_this_cpu = false;
   std::string output_directory;
   /// Written by the parts that compile their code anyway: the general variant and the GPU parts.
   std::vector<inspection> inspections;

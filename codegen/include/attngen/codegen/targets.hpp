@@ -32,7 +32,8 @@ bool has_bf16_dot_products(const Halide::Target& target);
 /// keys and values (not int8-scaled), an even head_dim, on the AVX512-BF16 tier.
 bool takes_bf16_dot_products(const attention_desc& desc, const Halide::Target& target);
 
-/// Whether this machine's CPU has every x86 feature `target` uses.
+/// Whether this machine's CPU runs `target`'s code: an x86-64 Linux target all of whose x86 features
+/// the CPU has.
 bool cpu_runs(const Halide::Target& target);
 
 }  // namespace attngen::codegen
