@@ -95,8 +95,8 @@ tensorcore
   code over mma.sync, sm_80 and later) into DIR: NAME_tensorcore.hpp, the description's variant (its
   causality, masks and modifiers, for nvcc and for host compilers), and NAME_tensorcore.cu, the
   kernel NAME_tensorcore_forward for nvcc. bf16 and f16 descriptions (and f32 ones with
-  f32_tensor_cores) with head dims that are multiples of 16 up to {largest_head_dim}; any other
-  kernel is refused, saying why.
+  f32_tensor_cores) whose head_dim and v_head_dim are multiples of 16 up to {largest_head_dim}; any
+  other kernel is refused, saying why.
 
 targets
   Lists the portable CPU targets (marking those this CPU runs) and GPU target examples.

@@ -170,11 +170,12 @@ cu_result launch_on(const cuda_driver& d, const loaded_kernel& functions, const 
     params.layout.page_table = on_device(packed.page_table);
     params.layout.page_table_stride = packed.max_pages;
   }
-  params.key_splits = tensorcore::key_splits_for(params, kernel.block_rows, kernel.head_dim, functions.multiprocessors);
+  params.key_splits = tensorcore::key_splits_for(
+      params, kernel.block_rows, tensorcore::keys_per_tile(kernel.head_dim, kernel.v_head_dim), functions.multiprocessors);
   cu_result result = 0;
   if (params.key_splits > 1) {
     failed = "allocating the key splits' workspace";
-    const auto bytes = std::size_t(tensorcore::split_workspace_floats(params, kernel.head_dim)) * sizeof(float);
+    const auto bytes = std::size_t(tensorcore::split_workspace_floats(params, kernel.v_head_dim)) * sizeof(float);
     result = d.mem_alloc_async(&workspace, bytes, stream);
     params.partial = reinterpret_cast<float*>(workspace);
   }
@@ -187,7 +188,7 @@ cu_result launch_on(const cuda_driver& d, const loaded_kernel& functions, const 
   }
   if (result == 0 && params.key_splits > 1) {
     failed = "launching the merge of the key splits";
-    const tensorcore::grid3 grid = tensorcore::merge_grid(params, kernel.head_dim);
+    const tensorcore::grid3 grid = tensorcore::merge_grid(params, kernel.v_head_dim);
     result = d.launch_kernel(functions.merge, unsigned(grid.x), unsigned(grid.y), unsigned(grid.z),
                              unsigned(tensorcore::merge_threads), 1, 1, 0, stream, arguments, nullptr);
   }

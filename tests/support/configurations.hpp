@@ -953,6 +953,24 @@ inline constexpr operator_configuration operator_table[] = {
                  .return_lse()
                  .mask_mod(causal_mask(top_left) && sliding_window(40, 0)),
      .tensorcore = {{1, 1, 1}, {2, 7, 17}, {1, 113, 130}, {1, 200, 200}}},
+    // v_head_dim unlike head_dim: V's tiles and the output their own width.
+    {.name = "tensorcore_mla_prefill_bf16",
+     .about = "bf16 GQA H4 KVH2, head_dim 192, v_head_dim 128 (DeepSeek's MLA prefill), causal bottom-right, LSE",
+     .tags = "[tensorcore][head_dim]",
+     .desc = gqa.head_dim(192).v_head_dim(128).element(dtype::bf16).causal(bottom_right).return_lse(),
+     .tensorcore = tensorcore_shapes},
+    {.name = "tensorcore_v_head_dim_wider_f16",
+     .about = "f16 MQA H4 KVH1, head_dim 32, v_head_dim 160, key padding, sinks",
+     .tags = "[tensorcore][head_dim][sinks]",
+     .desc = attention()
+                 .heads(4)
+                 .kv_heads(1)
+                 .head_dim(32)
+                 .v_head_dim(160)
+                 .element(dtype::f16)
+                 .key_padding_mask(true_means_keep)
+                 .attention_sinks(),
+     .tensorcore = tensorcore_shapes},
     // KV caches and ragged batches: each sequence its own lengths (0 included), paged caches with
     // shuffled and shared pages, lengths around the page size, every KV element type.
     {.name = "paged_decode",
@@ -1108,6 +1126,13 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[tensorcore][kv_cache][dtype][head_dim]",
      .desc = attention().heads(4).kv_heads(1).head_dim(192).element(dtype::bf16).kv_lengths().kv_element(dtype::f32),
      .tensorcore_batches = {{.queries = {5, 5}, .keys = {1, 97}}}},
+    {.name = "tensorcore_paged_v_head_dim_int8_bf16",
+     .about = "bf16 decoding and chunked prefill over an int8 paged cache (pages of 8), head_dim 128, v_head_dim 64, "
+              "GQA H4/2, LSE, causal bottom-right",
+     .tags = "[tensorcore][kv_cache][dtype][head_dim]",
+     .desc = attention().heads(4).kv_heads(2).head_dim(128).v_head_dim(64).element(dtype::bf16).ragged_queries()
+                 .paged_kv(8).kv_element(dtype::i8).causal(bottom_right).return_lse(),
+     .tensorcore_batches = {{.queries = {1, 1, 1, 1}, .keys = {0, 7, 65, 300}}, {.queries = {5, 30}, .keys = {40, 30}}}},
     // attngen-bench's KV-cache cases (bench/cache_cases.hpp): Llama-style GQA over caches laid out as a
     // serving engine holds them; 16 sequences of 512 to 8192 keys for decoding.
     {.name = "decode_paged_f32",

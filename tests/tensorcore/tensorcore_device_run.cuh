@@ -78,7 +78,7 @@ void run_tensorcore_batch_on_device(sequence_batch& batch, void (*kernel)(tensor
       [kernel, merge](const tensorcore::forward_params& params, const Variant& variant) {
         launch_on_device(kernel, params, variant);
         if (tensorcore::splits_of(params) == 1) return;
-        const tensorcore::grid3 grid = tensorcore::merge_grid(params, Variant::head_dim);
+        const tensorcore::grid3 grid = tensorcore::merge_grid(params, Variant::v_head_dim);
         if (grid.x == 0 || grid.z == 0) return;
         merge<<<dim3(grid.x, grid.y, grid.z), tensorcore::merge_threads>>>(params, variant);
         cuda_check(cudaGetLastError(), "launching the merge");

@@ -35,7 +35,7 @@ template <typename Variant>
 void run_on_host(const tensorcore::forward_params& params, const Variant& variant) {
   tensorcore::run_forward_on_host<Variant::element, Variant::head_dim, Variant::warps>(params, variant);
   if (tensorcore::splits_of(params) > 1)
-    tensorcore::run_merge_on_host<Variant::element, Variant::head_dim>(params, variant);
+    tensorcore::run_merge_on_host<Variant::element, Variant::v_head_dim>(params, variant);
 }
 
 template <typename Variant>

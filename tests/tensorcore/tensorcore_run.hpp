@@ -118,7 +118,7 @@ template <typename Variant, typename Memory, typename Launch>
 tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Launch launch) {
   constexpr tensorcore::element16 E = Variant::element;
   using storage = typename Variant::storage;
-  constexpr int D = Variant::head_dim;
+  constexpr int D = Variant::head_dim, Dv = Variant::v_head_dim;
   const attention_desc& d = p.desc;
   const int H = d.num_heads, KVH = d.effective_kv_heads(), Lq = p.query_length, Lk = p.key_length;
   tensorcore_result result;
@@ -134,8 +134,8 @@ tensorcore_result run_tensorcore(const attention_problem& p, Memory& memory, Lau
   params.lse = d.lse_output ? memory.place(result.lse) : nullptr;
   params.q_strides = {std::int64_t(Lq) * H * D, H * D, D};
   params.k_strides = {std::int64_t(Lk) * KVH * D, KVH * D, D};
-  params.v_strides = params.k_strides;
-  params.out_strides = params.q_strides;
+  params.v_strides = {std::int64_t(Lk) * KVH * Dv, KVH * Dv, Dv};
+  params.out_strides = {std::int64_t(Lq) * H * Dv, H * Dv, Dv};
   params.lse_batch_stride = std::int64_t(H) * Lq;
   params.lse_head_stride = Lq;
   params.batch = p.batch;
@@ -165,7 +165,8 @@ template <typename Variant, typename Memory, typename Launch>
 void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch, int key_splits = 1) {
   using storage = typename Variant::storage;
   const attention_desc& d = batch.desc;
-  const int B = int(batch.sequences.size()), H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim;
+  const int B = int(batch.sequences.size()), H = d.num_heads, KVH = d.effective_kv_heads(), D = d.qk_head_dim,
+            Dv = d.effective_v_head_dim();
   const attention_args args = batch.args();
   tensorcore::forward_params params{};
   params.q = memory.place(batch.q);
@@ -175,10 +176,10 @@ void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch, 
   params.lse = d.lse_output ? memory.place(batch.lse) : nullptr;
   const std::int64_t queries_per_sequence = B > 0 ? batch.sequences[0].query_length : 0;
   params.q_strides = {d.is_ragged() ? 0 : queries_per_sequence * H * D, H * D, D};
-  params.out_strides = params.q_strides;
+  params.out_strides = {d.is_ragged() ? 0 : queries_per_sequence * H * Dv, H * Dv, Dv};
   const std::int64_t rows_per_entry = d.is_paged() ? d.kv_page_size : batch.key_capacity;
   params.k_strides = {rows_per_entry * KVH * D, KVH * D, D};
-  params.v_strides = params.k_strides;
+  params.v_strides = {rows_per_entry * KVH * Dv, KVH * Dv, Dv};
   if (d.has_kv_scales()) {
     params.k_scale = memory.place(batch.k_scale);
     params.v_scale = memory.place(batch.v_scale);
@@ -196,7 +197,7 @@ void run_tensorcore_batch(sequence_batch& batch, Memory& memory, Launch launch, 
   params.scale = d.effective_scale();
   if (key_splits > 1) {
     params.key_splits = key_splits;
-    params.partial = memory.place(std::vector<float>(std::size_t(tensorcore::split_workspace_floats(params, D)),
+    params.partial = memory.place(std::vector<float>(std::size_t(tensorcore::split_workspace_floats(params, Dv)),
                                                      std::numeric_limits<float>::quiet_NaN()));
   }
   tensorcore::sequence_layout& layout = params.layout;

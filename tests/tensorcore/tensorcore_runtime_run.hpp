@@ -20,7 +20,8 @@ template <typename Variant>
 attngen::detail::tensorcore_kernel tensorcore_record() {
   using tiles = tensorcore::variant_tiles<Variant>;
   static const unsigned char no_device_code = 0;
-  return {&no_device_code, 1, "", "", tiles::rows, Variant::warps * 32, tiles::shared_bytes, Variant::head_dim};
+  return {&no_device_code, 1, "", "", tiles::rows, Variant::warps * 32, tiles::shared_bytes, Variant::head_dim,
+          Variant::v_head_dim};
 }
 
 /// Every tensor of `args` but the index tensors (host memory for every call) marked as a CUDA device
@@ -64,7 +65,7 @@ void run_tensorcore_batch_through_runtime(sequence_batch& batch, int key_splits)
   std::vector<float> workspace;
   if (key_splits > 1) {
     params.key_splits = key_splits;
-    workspace.assign(std::size_t(tensorcore::split_workspace_floats(params, Variant::head_dim)),
+    workspace.assign(std::size_t(tensorcore::split_workspace_floats(params, Variant::v_head_dim)),
                      std::numeric_limits<float>::quiet_NaN());
     params.partial = workspace.data();
   }

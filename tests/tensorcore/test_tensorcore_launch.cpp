@@ -172,39 +172,47 @@ TEST_CASE("tensor-core launch: decoding splits its keys so that every multiproce
   decode.kv_heads = 8;
   decode.query_length = 1;
   decode.key_length = 4096;
-  CHECK(tensorcore::key_splits_for(decode, 64, 128, 132) == 17);
-  decode.key_splits = tensorcore::key_splits_for(decode, 64, 128, 132);
+  CHECK(tensorcore::key_splits_for(decode, 64, 64, 132) == 17);
+  decode.key_splits = tensorcore::key_splits_for(decode, 64, 64, 132);
   CHECK(tensorcore::forward_grid(decode, 64).x == 17);
   CHECK(tensorcore::tiles_of_split(64, 17, 16).begin == 64);
   CHECK(tensorcore::tiles_of_split(64, 17, 15).end == 64);
   // Each split at least two tiles of keys, at most 32 splits.
   decode.key_length = 300;
-  CHECK(tensorcore::key_splits_for(decode, 64, 128, 132) == 2);
+  CHECK(tensorcore::key_splits_for(decode, 64, 64, 132) == 2);
   decode.key_length = 100;
-  CHECK(tensorcore::key_splits_for(decode, 64, 128, 132) == 1);
+  CHECK(tensorcore::key_splits_for(decode, 64, 64, 132) == 1);
   decode.key_length = 1 << 20;
-  CHECK(tensorcore::key_splits_for(decode, 64, 128, 132) == 17);
-  CHECK(tensorcore::key_splits_for(decode, 64, 128, 1000) == 32);
+  CHECK(tensorcore::key_splits_for(decode, 64, 64, 132) == 17);
+  CHECK(tensorcore::key_splits_for(decode, 64, 64, 1000) == 32);
   // A batch of 16 sequences fills 128 multiprocessors without splitting.
   decode.batch = 16;
   decode.key_length = 4096;
-  CHECK(tensorcore::key_splits_for(decode, 64, 128, 128) == 1);
+  CHECK(tensorcore::key_splits_for(decode, 64, 64, 128) == 1);
 }
 
 TEST_CASE("tensor-core launch: past head dim 128 tiles hold 32 keys and q lives in shared memory", "[tensorcore]") {
-  CHECK(tensorcore::keys_per_tile(128) == 64);
-  CHECK(tensorcore::keys_per_tile(144) == 32);
-  CHECK(tensorcore::keys_per_tile(256) == 32);
+  CHECK(tensorcore::keys_per_tile(128, 128) == 64);
+  CHECK(tensorcore::keys_per_tile(144, 144) == 32);
+  CHECK(tensorcore::keys_per_tile(64, 256) == 32);
+  CHECK(tensorcore::keys_per_tile(192, 128) == 32);
+  CHECK(!tensorcore::q_in_shared_memory(128));
+  CHECK(tensorcore::q_in_shared_memory(144));
   // Two stages of K and V tiles of 32 keys and the q rows of 4 warps: 99 KiB at D 256, 130 KiB for
   // an f32 cache converted as it is staged; both within sm_80's 163 KiB a block.
-  CHECK(tensorcore::forward_shared_bytes(256, 4, 0) == 2 * (2 * 32 * 264 * 2) + 4 * 16 * 264 * 2);
-  CHECK(tensorcore::forward_shared_bytes(256, 4, 4) == 2 * 32 * 264 * 2 + 2 * 32 * 256 * 4 + 4 * 16 * 264 * 2);
-  CHECK(tensorcore::forward_shared_bytes(256, 4, 4) <= 163 * 1024);
-  CHECK(tensorcore::forward_shared_bytes(128, 4, 0) == 2 * (2 * 64 * 136 * 2));
+  CHECK(tensorcore::forward_shared_bytes(256, 256, 4, 0) == 2 * (2 * 32 * 264 * 2) + 4 * 16 * 264 * 2);
+  CHECK(tensorcore::forward_shared_bytes(256, 256, 4, 4) == 2 * 32 * 264 * 2 + 2 * 32 * 256 * 4 + 4 * 16 * 264 * 2);
+  CHECK(tensorcore::forward_shared_bytes(256, 256, 4, 4) <= 163 * 1024);
+  CHECK(tensorcore::forward_shared_bytes(128, 128, 4, 0) == 2 * (2 * 64 * 136 * 2));
+  // K rows of D 192 and V rows of Dv 128 in each stage, then q's rows (DeepSeek's MLA prefill).
+  CHECK(tensorcore::forward_shared_bytes(192, 128, 4, 0) == 2 * (32 * 200 + 32 * 136) * 2 + 4 * 16 * 200 * 2);
   // The q rows of the last warp end the shared memory.
-  using d256 = tensorcore::forward_tiles<256, 4, 0>;
+  using d256 = tensorcore::forward_tiles<256, 256, 4, 0>;
   CHECK(d256::q_rows_of_warp(3) + 16 * 264 == int(d256::shared_bytes / 2));
   CHECK(d256::q_rows_of_warp(0) == 2 * 2 * 32 * 264);
+  using mla = tensorcore::forward_tiles<192, 128, 4, 0>;
+  CHECK(mla::stage_elements == 32 * 200 + 32 * 136);
+  CHECK(mla::q_rows_of_warp(0) == 2 * mla::stage_elements);
   // Decoding at D 256: 4096 keys are 128 tiles, so at most 32 splits of at least 2.
   tensorcore::forward_params decode{};
   decode.batch = 1;
@@ -212,8 +220,8 @@ TEST_CASE("tensor-core launch: past head dim 128 tiles hold 32 keys and q lives 
   decode.kv_heads = 8;
   decode.query_length = 1;
   decode.key_length = 4096;
-  CHECK(tensorcore::key_splits_for(decode, 64, 256, 132) == 17);
+  CHECK(tensorcore::key_splits_for(decode, 64, 32, 132) == 17);
   decode.key_length = 100;
-  CHECK(tensorcore::key_splits_for(decode, 64, 256, 132) == 2);
-  CHECK(tensorcore::key_splits_for(decode, 64, 128, 132) == 1);
+  CHECK(tensorcore::key_splits_for(decode, 64, 32, 132) == 2);
+  CHECK(tensorcore::key_splits_for(decode, 64, 64, 132) == 1);
 }

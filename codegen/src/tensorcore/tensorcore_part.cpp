@@ -49,7 +49,7 @@ std::string record_source(const std::string& name, const std::string& cpp_namesp
       << "extern const attngen::detail::tensorcore_kernel " << name << "_tensorcore_kernel;\n"
       << "const attngen::detail::tensorcore_kernel " << name << "_tensorcore_kernel{fatbin, sizeof fatbin, \"" << name
       << "_tensorcore_forward\", \"" << name << "_tensorcore_merge\", " << shape.block_rows << ", " << shape.threads
-      << ", " << shape.shared_bytes << ", " << desc.qk_head_dim << "};\n";
+      << ", " << shape.shared_bytes << ", " << desc.qk_head_dim << ", " << desc.effective_v_head_dim() << "};\n";
   }
   if (!cpp_namespace.empty()) c << "\n}  // namespace " << cpp_namespace << "\n";
   return c.str();

@@ -1,6 +1,8 @@
 #include "attngen/codegen/tensorcore_source.hpp"
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "attngen/tensorcore/launch_shape.hpp"
 #include "modifier_source.hpp"
@@ -102,10 +104,10 @@ std::string tensorcore_refusal(const attention_desc& d) {
   if (d.tensor_core_type() == dtype::f32)
     return "the tensor cores take bf16 and f16 descriptions, and f32 ones with .f32_on_tensor_cores(bf16 or f16); "
            "this one is f32";
-  if (d.effective_v_head_dim() != d.qk_head_dim) return "v_head_dim differs from head_dim";
-  if (d.qk_head_dim % 16 != 0 || d.qk_head_dim > tensorcore::largest_head_dim)
-    return "head_dim " + std::to_string(d.qk_head_dim) + " is not a multiple of 16 up to " +
-           std::to_string(tensorcore::largest_head_dim);
+  for (const auto& [name, dim] : {std::pair{"head_dim", d.qk_head_dim}, std::pair{"v_head_dim", d.effective_v_head_dim()}})
+    if (dim % 16 != 0 || dim > tensorcore::largest_head_dim)
+      return std::string(name) + " " + std::to_string(dim) + " is not a multiple of 16 up to " +
+             std::to_string(tensorcore::largest_head_dim);
   if (d.global_positions) return "global positions run the Halide GPU code";
   return {};
 }
@@ -134,6 +136,7 @@ std::string tensorcore_variant_struct(const attention_desc& d, const std::string
          cache_name(cache_of(d.effective_kv_element())) + ";\n"
 
          "  static constexpr int head_dim = " + std::to_string(d.qk_head_dim) + ";\n"
+         "  static constexpr int v_head_dim = " + std::to_string(d.effective_v_head_dim()) + ";\n"
          "  static constexpr int warps = " + std::to_string(warps_per_block) + ";\n\n"
          "  ATTNGEN_TC_FN int key_end([[maybe_unused]] int last_query,\n"
          "                           [[maybe_unused]] const attngen::tensorcore::sequence_extent& sequence) const {\n"
@@ -179,14 +182,14 @@ std::string tensorcore_kernel_source(const attention_desc& d, const std::string&
          "// The merge of a call whose keys were split across blocks (FlashDecoding).\n"
          "extern \"C\" __global__ void __launch_bounds__(attngen::tensorcore::merge_threads)\n" +
          name + "_tensorcore_merge(attngen::tensorcore::forward_params p, " + variant + " variant) {\n"
-         "  attngen::tensorcore::merge_block<" + variant + "::element, " + variant + "::head_dim>(p, variant);\n"
+         "  attngen::tensorcore::merge_block<" + variant + "::element, " + variant + "::v_head_dim>(p, variant);\n"
          "}\n";
 }
 
 tensorcore_shape tensorcore_kernel_shape(const attention_desc& desc) {
   return {tensorcore::rows_per_warp * warps_per_block, 32 * warps_per_block,
           tensorcore::forward_shared_bytes(
-              desc.qk_head_dim, warps_per_block,
+              desc.qk_head_dim, desc.effective_v_head_dim(), warps_per_block,
               tensorcore::converted_bytes(cache_of(desc.effective_kv_element()), cache_of(desc.tensor_core_type())))};
 }
 

@@ -9,6 +9,7 @@
 /// (cp.async: the next tile is in flight while this one is computed).
 ///
 /// A Variant says what the description adds to plain attention, as FlashInfer's variants do; its
+/// `head_dim` and `v_head_dim` are q's and k's columns and v's and the output's, its
 /// `storage` is q's and the output's element type (std::uint16_t for bf16 and f16, float for an f32
 /// description on the tensor cores, rounded to E as it is read), its `cache` K's and V's
 /// (launch_shape.hpp's cache_element: converted to E as it is staged where it is not E), and its
@@ -50,7 +51,7 @@ inline constexpr cache_element cache_element_of = E == element16::bf16 ? cache_e
 
 /// The block's shape of a variant's kernel.
 template <typename Variant>
-using variant_tiles = forward_tiles<Variant::head_dim, Variant::warps,
+using variant_tiles = forward_tiles<Variant::head_dim, Variant::v_head_dim, Variant::warps,
                                     converted_bytes(Variant::cache, cache_element_of<Variant::element>)>;
 
 /// One warp's part of block (x, y, z): its 16 rows against the block's key tiles. Every warp of the
@@ -63,7 +64,9 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   using cache_type = cache_storage<cache>;
   constexpr bool converts_cache = converted_bytes(cache, cache_element_of<E>) > 0;
   using tiles = variant_tiles<Variant>;
-  constexpr int n_tiles = tiles::keys / 8, d_chunks = D / 16, out_tiles = D / 8;
+  // q and k have D columns, v and the output Dv.
+  constexpr int Dv = Variant::v_head_dim;
+  constexpr int n_tiles = tiles::keys / 8, d_chunks = D / 16, out_tiles = Dv / 8;
   constexpr float log2e = 1.4426950408889634f, ln2 = 0.6931471805599453f;
   const int group = p.heads / p.kv_heads;
   const block_rows shape = rows_of_block(group, tiles::rows);
@@ -120,7 +123,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
         const lanes<const storage*> address =
             each([&](int l) { return q_address(of.head, of.query, column + 2 * l); }, lane);
         const lanes<std::uint16_t*> to =
-            each([&](int l) { return q_rows + row * tiles::shared_row_stride + column + 2 * l; }, lane);
+            each([&](int l) { return q_rows + row * tiles::k_row_stride + column + 2 * l; }, lane);
         store_where(to, load_packed<E>(address, valid), in_row);
       }
     }
@@ -142,7 +145,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     if constexpr (tiles::q_in_shared) {
       const lanes<const std::uint16_t*> rows = each(
           [&](int l) -> const std::uint16_t* {
-            return q_rows + ((l & 7) + 8 * ((l >> 3) & 1)) * tiles::shared_row_stride + 16 * c + 8 * (l >> 4);
+            return q_rows + ((l & 7) + 8 * ((l >> 3) & 1)) * tiles::k_row_stride + 16 * c + 8 * (l >> 4);
           },
           lane);
       a_fragment fragment;
@@ -200,8 +203,8 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   // shared memory, copied by cp.async while the tile before is computed. Other caches: the next
   // tile's rows are copied as they are into a staging area behind the one 16-bit stage while this
   // tile is computed, then converted into the stage.
-  auto k_tile_of = [&](int step) { return shared + (step % tiles::stages) * 2 * tiles::tile_elements; };
-  cache_type* const raw_staging = reinterpret_cast<cache_type*>(shared + 2 * tiles::tile_elements);
+  auto k_tile_of = [&](int step) { return shared + (step % tiles::stages) * tiles::stage_elements; };
+  cache_type* const raw_staging = reinterpret_cast<cache_type*>(shared + tiles::stage_elements);
   auto stage = [&](int tile, int step) {
     const int first_key = tile * tiles::keys;
     const int valid = sequence.keys - first_key;
@@ -209,11 +212,11 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
     const auto v_row = [&](int row) { return v_head + key_row_offset(p, p.v_strides, batch, first_key + row); };
     if constexpr (converts_cache) {
       stage_raw_rows(raw_staging, k_row, tiles::keys, D, valid);
-      stage_raw_rows(raw_staging + tiles::keys * D, v_row, tiles::keys, D, valid);
+      stage_raw_rows(raw_staging + tiles::keys * D, v_row, tiles::keys, Dv, valid);
     } else {
       std::uint16_t* k_tile = k_tile_of(step);
-      stage_rows(k_tile, tiles::shared_row_stride, k_row, tiles::keys, D, valid);
-      stage_rows(k_tile + tiles::tile_elements, tiles::shared_row_stride, v_row, tiles::keys, D, valid);
+      stage_rows(k_tile, tiles::k_row_stride, k_row, tiles::keys, D, valid);
+      stage_rows(k_tile + tiles::k_tile_elements, tiles::v_row_stride, v_row, tiles::keys, Dv, valid);
     }
     commit_staging();
   };
@@ -235,10 +238,10 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
                              : 0.0f;
         };
       };
-      convert_staged_rows<E, cache>(shared, tiles::shared_row_stride, raw_staging, tiles::keys, D,
+      convert_staged_rows<E, cache>(shared, tiles::k_row_stride, raw_staging, tiles::keys, D,
                                     scale_of(p.k_scale, p.k_scale_strides));
-      convert_staged_rows<E, cache>(shared + tiles::tile_elements, tiles::shared_row_stride,
-                                    raw_staging + tiles::keys * D, tiles::keys, D,
+      convert_staged_rows<E, cache>(shared + tiles::k_tile_elements, tiles::v_row_stride,
+                                    raw_staging + tiles::keys * D, tiles::keys, Dv,
                                     scale_of(p.v_scale, p.v_scale_strides));
       block_barrier();
       if (next_tile < end_tile) stage(next_tile, step + 1);
@@ -252,7 +255,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       block_barrier();
     }
     const std::uint16_t* k_tile = k_tile_of(step);
-    const std::uint16_t* v_tile = k_tile + tiles::tile_elements;
+    const std::uint16_t* v_tile = k_tile + tiles::k_tile_elements;
     const int first_key = tile * tiles::keys;
 
     // Scores: K rows are B's columns, so plain ldmatrix gives B's fragments; matrix m of each x4 is
@@ -269,7 +272,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       for (int n = 0; n < n_tiles; n += 2) {
         const lanes<const std::uint16_t*> rows = each(
             [&](int l) {
-              return k_tile + (8 * n + 8 * (l >> 4) + (l & 7)) * tiles::shared_row_stride + 16 * c + 8 * ((l >> 3) & 1);
+              return k_tile + (8 * n + 8 * (l >> 4) + (l & 7)) * tiles::k_row_stride + 16 * c + 8 * ((l >> 3) & 1);
             },
             lane);
         lanes<std::uint32_t> reg[4];
@@ -346,7 +349,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       for (int f = 0; f < out_tiles; f += 2) {
         const lanes<const std::uint16_t*> rows = each(
             [&](int l) {
-              return v_tile + (16 * j + 8 * ((l >> 3) & 1) + (l & 7)) * tiles::shared_row_stride + 8 * (f + (l >> 4));
+              return v_tile + (16 * j + 8 * ((l >> 3) & 1) + (l & 7)) * tiles::v_row_stride + 8 * (f + (l >> 4));
             },
             lane);
         lanes<std::uint32_t> reg[4];
@@ -369,14 +372,14 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       ATTNGEN_TC_UNROLL
       for (int f = 0; f < out_tiles; ++f) {
         const lanes<float*> address = each(
-            [&](int l, int h, int q) { return p.partial + split_row(p, split, batch, h, q) * D + 8 * f + c_col(l, 0); },
+            [&](int l, int h, int q) { return p.partial + split_row(p, split, batch, h, q) * Dv + 8 * f + c_col(l, 0); },
             lane, head[r], query[r]);
         store_pair<E, float>(address, out[f].x[2 * r] * inverse, out[f].x[2 * r + 1] * inverse, row_valid[r]);
       }
       const lanes<float> lse = each(
           [](float m, float t) { return t > 0.0f ? (m + log2f(t)) * ln2 : -INFINITY; }, running_max[r], total);
       const lanes<float*> address = each(
-          [&](int h, int q) { return p.partial + split_rows(p) * D + split_row(p, split, batch, h, q); }, head[r],
+          [&](int h, int q) { return p.partial + split_rows(p) * Dv + split_row(p, split, batch, h, q); }, head[r],
           query[r]);
       const lanes<bool> writes = each([](int l, bool valid) { return valid && (l & 3) == 0; }, lane, row_valid[r]);
       store_where(address, lse, writes);

@@ -38,8 +38,8 @@ struct sequence_layout {
 enum class cache_element : std::uint8_t { bf16, f16, f32, i8 };
 ATTNGEN_TC_SHAPE_FN constexpr int bytes_of(cache_element c) { return c == cache_element::f32 ? 4 : c == cache_element::i8 ? 1 : 2; }
 
-/// One call's tensors and sizes. q (B, Lq, H, D) and out (B, Lq, H, D) hold elements of the kernel's
-/// storage type (16-bit, or f32), k (B, Lk, KVH, D) and v (B, Lk, KVH, D) elements of its cache type;
+/// One call's tensors and sizes. q (B, Lq, H, D) and out (B, Lq, H, Dv) hold elements of the kernel's
+/// storage type (16-bit, or f32), k (B, Lk, KVH, D) and v (B, Lk, KVH, Dv) elements of its cache type;
 /// lse, when not null, is (B, H, Lq) f32 with strides {lse_batch_stride, lse_head_stride, 1}. q and
 /// out rows are aligned to two elements, K and V rows to 16 bytes (cp.async). An int8 cache has f32
 /// scales, one per (token, kv head): k_scale and v_scale, laid out as K's and V's tokens
@@ -79,9 +79,9 @@ ATTNGEN_TC_SHAPE_FN std::int64_t split_rows(const forward_params& p) {
 ATTNGEN_TC_SHAPE_FN std::int64_t split_row(const forward_params& p, int split, int batch, int head, int query) {
   return ((std::int64_t(split) * p.batch + batch) * p.heads + head) * p.query_length + query;
 }
-/// `partial`'s size for head_dim D: each row's D outputs, then every row's log-sum-exp.
-ATTNGEN_TC_SHAPE_FN std::int64_t split_workspace_floats(const forward_params& p, int head_dim) {
-  return split_rows(p) * (head_dim + 1);
+/// `partial`'s size for v_head_dim Dv: each row's Dv outputs, then every row's log-sum-exp.
+ATTNGEN_TC_SHAPE_FN std::int64_t split_workspace_floats(const forward_params& p, int v_head_dim) {
+  return split_rows(p) * (v_head_dim + 1);
 }
 
 /// The sequence of one batch entry: its queries and keys, and its first row in q, out, lse and a
@@ -119,18 +119,22 @@ ATTNGEN_TC_SHAPE_FN std::int64_t query_row_offset(const sequence_strides& stride
 
 /// Rows (query, head pairs) per warp: the m of mma.sync m16n8k16.
 inline constexpr int rows_per_warp = 16;
-/// The largest head dim the tensor cores take, and the largest whose q fragments stay in registers
-/// for the whole kernel. Past it the output's accumulators alone are D / 2 registers a thread, so each
-/// warp keeps its q rows in shared memory and reads one 16-column chunk at a time (FlashAttention-2
-/// does the same at D 256).
+/// The largest head dim (of q and k, and of v) the tensor cores take, and the largest whose q
+/// fragments stay in registers for the whole kernel. Past it the output's accumulators alone are
+/// Dv / 2 registers a thread at Dv = D, so each warp keeps its q rows in shared memory and reads one
+/// 16-column chunk at a time (FlashAttention-2 does the same at D 256).
 inline constexpr int largest_head_dim = 256, largest_head_dim_with_q_in_registers = 128;
 ATTNGEN_TC_SHAPE_FN constexpr bool q_in_shared_memory(int head_dim) {
   return head_dim > largest_head_dim_with_q_in_registers;
 }
-/// Keys per staged tile: 64, or 32 where q lives in shared memory, so that two stages of K and V
-/// tiles and the q rows fit sm_80's 163 KiB of shared memory a block (99 KiB at D 256, 130 over an
-/// f32 cache), and a tile's scores take 16 registers a thread, not 32, beside the output's 128.
-ATTNGEN_TC_SHAPE_FN constexpr int keys_per_tile(int head_dim) { return q_in_shared_memory(head_dim) ? 32 : 64; }
+/// Keys per staged tile for head dims D (q and k) and Dv (v): 64, or 32 where either passes 128, so
+/// that two stages of K and V tiles and the q rows fit sm_80's 163 KiB of shared memory a block (99
+/// KiB at D = Dv = 256, 130 over an f32 cache), and a tile's scores take 16 registers a thread, not
+/// 32, beside the output's Dv / 2.
+ATTNGEN_TC_SHAPE_FN constexpr int keys_per_tile(int head_dim, int v_head_dim) {
+  return head_dim > largest_head_dim_with_q_in_registers || v_head_dim > largest_head_dim_with_q_in_registers ? 32
+                                                                                                              : 64;
+}
 /// Tiles in flight: the one computed and the next.
 inline constexpr int tile_stages = 2;
 /// Shared memory rows padded by 16 bytes, so the 8 rows one ldmatrix reads start in distinct banks.
@@ -140,37 +144,39 @@ ATTNGEN_TC_SHAPE_FN constexpr int shared_row_stride(int head_dim) { return head_
 ATTNGEN_TC_SHAPE_FN constexpr int converted_bytes(cache_element cache, cache_element tensor_cores) {
   return cache == tensor_cores ? 0 : bytes_of(cache);
 }
-/// Dynamic shared memory of a block of `warps` warps: the K and V tiles of every stage; for a cache
-/// converted as it is staged (`converted` bytes an element), one stage of 16-bit K and V tiles and
-/// the next tile's rows in flight, as they are read; then, past largest_head_dim_with_q_in_registers,
-/// each warp's q rows.
-ATTNGEN_TC_SHAPE_FN constexpr unsigned forward_shared_bytes(int head_dim, int warps, int converted) {
-  const int keys = keys_per_tile(head_dim);
-  const unsigned tile_bytes = unsigned(2 * keys * shared_row_stride(head_dim)) * 2u;
-  const unsigned kv_bytes =
-      converted > 0 ? tile_bytes + unsigned(2 * keys * head_dim * converted) : tile_stages * tile_bytes;
+/// Dynamic shared memory of a block of `warps` warps for head dims D and Dv: the K and V tiles of
+/// every stage; for a cache converted as it is staged (`converted` bytes an element), one stage of
+/// 16-bit K and V tiles and the next tile's rows in flight, as they are read; then, past
+/// largest_head_dim_with_q_in_registers, each warp's q rows.
+ATTNGEN_TC_SHAPE_FN constexpr unsigned forward_shared_bytes(int head_dim, int v_head_dim, int warps, int converted) {
+  const int keys = keys_per_tile(head_dim, v_head_dim);
+  const unsigned tile_bytes = unsigned(keys * (shared_row_stride(head_dim) + shared_row_stride(v_head_dim))) * 2u;
+  const unsigned kv_bytes = converted > 0 ? tile_bytes + unsigned(keys * (head_dim + v_head_dim) * converted)
+                                          : tile_stages * tile_bytes;
   const unsigned q_bytes =
       q_in_shared_memory(head_dim) ? unsigned(warps * rows_per_warp * shared_row_stride(head_dim)) * 2u : 0u;
   return kv_bytes + q_bytes;
 }
 
-/// The block's shape for head_dim D, W warps, and a cache staged as it is (Converted 0) or converted
-/// from elements of Converted bytes.
-template <int D, int W, int Converted>
+/// The block's shape for head dims D (q and k) and Dv (v and the output), W warps, and a cache
+/// staged as it is (Converted 0) or converted from elements of Converted bytes. A stage holds a K
+/// tile of rows k_row_stride apart, then a V tile of rows v_row_stride apart.
+template <int D, int Dv, int W, int Converted>
 struct forward_tiles {
-  static_assert(D % 16 == 0 && D <= largest_head_dim,
+  static_assert(D % 16 == 0 && D <= largest_head_dim && Dv % 16 == 0 && Dv <= largest_head_dim,
                 "the tensor-core path takes head dims that are multiples of 16 up to 256");
   static constexpr int warps = W;
   static constexpr int rows = rows_per_warp * W;
-  static constexpr int keys = keys_per_tile(D);
-  static constexpr int shared_row_stride = tensorcore::shared_row_stride(D);
+  static constexpr int keys = keys_per_tile(D, Dv);
+  static constexpr int k_row_stride = shared_row_stride(D), v_row_stride = shared_row_stride(Dv);
   static constexpr int stages = Converted > 0 ? 1 : tile_stages;
-  static constexpr int tile_elements = keys * shared_row_stride;
+  static constexpr int k_tile_elements = keys * k_row_stride, v_tile_elements = keys * v_row_stride;
+  static constexpr int stage_elements = k_tile_elements + v_tile_elements;
   static constexpr bool q_in_shared = q_in_shared_memory(D);
-  static constexpr unsigned shared_bytes = forward_shared_bytes(D, W, Converted);
-  /// Where (in 16-bit elements) warp w's q rows begin, when q_in_shared.
+  static constexpr unsigned shared_bytes = forward_shared_bytes(D, Dv, W, Converted);
+  /// Where (in 16-bit elements) warp w's q rows, k_row_stride apart, begin when q_in_shared.
   ATTNGEN_TC_SHAPE_FN static constexpr int q_rows_of_warp(int warp) {
-    return int(shared_bytes / 2) - (W - warp) * rows_per_warp * shared_row_stride;
+    return int(shared_bytes / 2) - (W - warp) * rows_per_warp * k_row_stride;
   }
 };
 
@@ -208,7 +214,7 @@ ATTNGEN_TC_SHAPE_FN block_extent extent_of_block(const forward_params& p, int ro
   const int end_query = first_query + shape.queries < s.queries ? first_query + shape.queries : s.queries;
   return {first_head, first_head + heads - 1, first_query, end_query - 1};
 }
-/// `rows`: forward_tiles<D, W>::rows of the kernel. With key splits, x is (query tile, split), the
+/// `rows`: forward_tiles<D, Dv, W, Converted>::rows of the kernel. With key splits, x is (query tile, split), the
 /// split minor.
 ATTNGEN_TC_SHAPE_FN grid3 forward_grid(const forward_params& p, int rows) {
   const block_rows shape = rows_of_block(p.heads / p.kv_heads, rows);
@@ -218,10 +224,10 @@ ATTNGEN_TC_SHAPE_FN grid3 forward_grid(const forward_params& p, int rows) {
 
 /// Threads of a block of the merge of key splits (split_merge.hpp).
 inline constexpr int merge_threads = 128;
-/// The merge's grid for head_dim D: x the (row, feature pair) threads of a batch entry's rows
+/// The merge's grid for v_head_dim Dv: x the (row, feature pair) threads of a batch entry's rows
 /// (query_length x heads), z the batch.
-ATTNGEN_TC_SHAPE_FN grid3 merge_grid(const forward_params& p, int head_dim) {
-  const std::int64_t threads = std::int64_t(p.query_length) * p.heads * (head_dim / 2);
+ATTNGEN_TC_SHAPE_FN grid3 merge_grid(const forward_params& p, int v_head_dim) {
+  const std::int64_t threads = std::int64_t(p.query_length) * p.heads * (v_head_dim / 2);
   return {int((threads + merge_threads - 1) / merge_threads), 1, p.batch};
 }
 
@@ -237,16 +243,16 @@ ATTNGEN_TC_SHAPE_FN split_tiles tiles_of_split(int tiles, int splits, int split)
 
 /// Each split's least share of the longest sequence's key tiles, and the most splits.
 inline constexpr int least_split_tiles = 2, most_key_splits = 32;
-/// The key splits for a call (p.key_splits ignored) of a kernel with `rows` rows a block and head dim
-/// `head_dim` on a GPU of `multiprocessors`: 1 where the call's blocks fill every multiprocessor, else
-/// enough splits that they do, each of at least least_split_tiles tiles of the longest sequence's keys.
-ATTNGEN_TC_SHAPE_FN int key_splits_for(const forward_params& p, int rows, int head_dim, int multiprocessors) {
+/// The key splits for a call (p.key_splits ignored) of a kernel with `rows` rows a block and tiles of
+/// `keys` keys (keys_per_tile) on a GPU of `multiprocessors`: 1 where the call's blocks fill every
+/// multiprocessor, else enough splits that they do, each of at least least_split_tiles tiles of the
+/// longest sequence's keys.
+ATTNGEN_TC_SHAPE_FN int key_splits_for(const forward_params& p, int rows, int keys, int multiprocessors) {
   forward_params one = p;
   one.key_splits = 1;
   const grid3 grid = forward_grid(one, rows);
   const long long blocks = (long long)grid.x * grid.y * grid.z;
   if (blocks <= 0 || blocks >= multiprocessors) return 1;
-  const int keys = keys_per_tile(head_dim);
   const int key_tiles = (p.key_length + keys - 1) / keys;
   const int wanted = int((multiprocessors + blocks - 1) / blocks);
   const int most = key_tiles / least_split_tiles < most_key_splits ? key_tiles / least_split_tiles : most_key_splits;

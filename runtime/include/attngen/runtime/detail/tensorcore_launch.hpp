@@ -24,7 +24,8 @@ struct tensorcore_kernel {
   int block_rows;          ///< rows, (query, head) pairs, per thread block
   int threads;             ///< per block
   unsigned shared_bytes;   ///< dynamic shared memory per block
-  int head_dim;
+  int head_dim;            ///< of q and k
+  int v_head_dim;          ///< of v and the output
 };
 
 /// What one call launches: the kernel's two parameters and its grid.
