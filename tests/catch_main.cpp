@@ -1,4 +1,4 @@
-// Catch2's main, alone in its translation unit: it is slow to compile and never changes.
-#define CATCH_CONFIG_MAIN
-#include "catch_console.hpp"
-#include <catch2/catch.hpp>
+// The main of the test programs that need nothing before their test cases run.
+#include "catch_session.hpp"
+
+int main(int argc, char** argv) { return attngen::testing::run_test_session(argc, argv); }

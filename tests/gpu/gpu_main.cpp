@@ -1,12 +1,9 @@
 // Entry point of the GPU test programs: runs the suite when the program's GPU API has a device, and
 // otherwise says why and exits with 77, which ctest reports as skipped.
-#define CATCH_CONFIG_RUNNER
-#include "catch_console.hpp"
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <string>
 
+#include "catch_session.hpp"
 #include "gpu/gpu_availability.hpp"
 
 int main(int argc, char** argv) {
@@ -15,5 +12,5 @@ int main(int argc, char** argv) {
     std::printf("skipped: %s\n", missing.c_str());
     return 77;
   }
-  return Catch::Session().run(argc, argv);
+  return attngen::testing::run_test_session(argc, argv);
 }

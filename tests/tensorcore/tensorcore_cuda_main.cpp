@@ -1,13 +1,11 @@
 // Entry point of tensorcore_cuda_tests: runs the suite where a CUDA device of compute capability 8.0
 // or later (mma.sync m16n8k16 with bf16, cp.async) is present, and otherwise says why and exits with
 // 77, which ctest reports as skipped.
-#define CATCH_CONFIG_RUNNER
-#include "catch_console.hpp"
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
 
 #include <cstdio>
+
+#include "catch_session.hpp"
 
 int main(int argc, char** argv) {
   int devices = 0;
@@ -23,5 +21,5 @@ int main(int argc, char** argv) {
     return 77;
   }
   std::printf("device: %s, compute capability %d.%d\n", properties.name, properties.major, properties.minor);
-  return Catch::Session().run(argc, argv);
+  return attngen::testing::run_test_session(argc, argv);
 }
