@@ -31,6 +31,17 @@ attention_args device_args(aot_call& call) {
   return args;
 }
 
+// The parameters' sizes of one sequence decoding one token against `keys` keys.
+tensorcore::forward_params one_token_decoding(int heads, int kv_heads, int keys) {
+  tensorcore::forward_params p{};
+  p.batch = 1;
+  p.heads = heads;
+  p.kv_heads = kv_heads;
+  p.query_length = 1;
+  p.key_length = keys;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("tensor-core launch: a call on dense CUDA device tensors is launched on the kernel's grid", "[tensorcore]") {
@@ -166,12 +177,7 @@ TEST_CASE("tensor-core launch: an int8 paged cache reaches the kernel with its s
 
 TEST_CASE("tensor-core launch: decoding splits its keys so that every multiprocessor has a block", "[tensorcore]") {
   // B1 GQA 32/8 D128 decoding one token against 4096 keys: 8 blocks of 4 rows on an H100's 132.
-  tensorcore::forward_params decode{};
-  decode.batch = 1;
-  decode.heads = 32;
-  decode.kv_heads = 8;
-  decode.query_length = 1;
-  decode.key_length = 4096;
+  tensorcore::forward_params decode = one_token_decoding(32, 8, 4096);
   CHECK(tensorcore::key_splits_for(decode, 64, 64, 132) == 17);
   decode.key_splits = tensorcore::key_splits_for(decode, 64, 64, 132);
   CHECK(tensorcore::forward_grid(decode, 64).x == 17);
@@ -214,12 +220,7 @@ TEST_CASE("tensor-core launch: past head dim 128 tiles hold 32 keys and q lives 
   CHECK(mla::stage_elements == 32 * 200 + 32 * 136);
   CHECK(mla::q_rows_of_warp(0) == 2 * mla::stage_elements);
   // Decoding at D 256: 4096 keys are 128 tiles, so at most 32 splits of at least 2.
-  tensorcore::forward_params decode{};
-  decode.batch = 1;
-  decode.heads = 16;
-  decode.kv_heads = 8;
-  decode.query_length = 1;
-  decode.key_length = 4096;
+  tensorcore::forward_params decode = one_token_decoding(16, 8, 4096);
   CHECK(tensorcore::key_splits_for(decode, 64, 32, 132) == 17);
   decode.key_length = 100;
   CHECK(tensorcore::key_splits_for(decode, 64, 32, 132) == 2);
