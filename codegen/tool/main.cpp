@@ -1,6 +1,7 @@
 // attngen: the command-line generator, like protoc or flatc. The CMake function attngen_add_kernel
 // runs it at build time; `attngen help` says how to use it by hand.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "attngen/codegen/compile.hpp"
@@ -131,8 +133,13 @@ options parse(int argc, char** argv) {
   for (int n = 2; n < argc; ++n) {
     const std::string flag = argv[n];
     if (flag == "--help" || flag == "-h") throw std::invalid_argument("");
-    if (flag == "--stats" || flag == "--bf16-as-bits" || flag == "--only-this-cpu") {
-      (flag == "--stats" ? o.stats : flag == "--bf16-as-bits" ? o.bfloat16_as_bits : o.only_this_cpu) = true;
+    // Flags without a value.
+    const std::pair<const char*, bool*> switches[] = {
+        {"--stats", &o.stats}, {"--bf16-as-bits", &o.bfloat16_as_bits}, {"--only-this-cpu", &o.only_this_cpu}};
+    const auto given = std::find_if(std::begin(switches), std::end(switches),
+                                    [&flag](const auto& s) { return flag == s.first; });
+    if (given != std::end(switches)) {
+      *given->second = true;
       continue;
     }
     if (n + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
