@@ -1,41 +1,48 @@
-"""Compiles generated tensor-core kernels (attngen tensorcore's NAME_tensorcore.cu) with nvcc.
+"""Checks the tensor-core kernels (attngen tensorcore's NAME_tensorcore.cu) as nvcc compiled them.
 
-Usage: check_tensorcore_kernels.py NVCC ARCHS INCLUDE_DIRS KERNEL.cu...
-  ARCHS: comma-separated compute capabilities (80,90); INCLUDE_DIRS: colon-separated.
+Usage:
+  check_tensorcore_kernels.py compile REPORT KEEP_DIR -- NVCC ARGUMENT...
+      runs the nvcc command (the build's, which compiles the kernels' device runners) with ptxas's
+      report, written to REPORT, and the intermediate files, the PTX among them, kept in KEEP_DIR.
+  check_tensorcore_kernels.py check ARCHS REPORT PTX KERNEL.cu...
+      ARCHS: comma-separated compute capabilities (80,90); PTX: the first one's, from KEEP_DIR.
 
-All kernels go through nvcc in one translation unit. For each kernel (the forward pass and the merge
-of key splits) and architecture, prints its registers and stack frame (math functions' slow paths
-keep one: sinf's argument reduction, 32 bytes); fails when nvcc rejects the code, when a kernel
-spills registers to local memory, or when the forward pass's PTX lacks the tensor-core path's
-instructions (mma.sync m16n8k16, ldmatrix, cp.async). Exits 77 (skipped) when nvcc is not there.
+So the kernels go through nvcc once, in the build. For each kernel (the forward pass and the merge of
+key splits) and architecture, `check` prints its registers and stack frame (math functions' slow
+paths keep one: sinf's argument reduction, 32 bytes); it fails when a kernel spills registers to
+local memory, or when the forward pass's PTX lacks the tensor-core path's instructions (mma.sync
+m16n8k16, ldmatrix, cp.async).
 """
+import glob
 import os
 import re
 import subprocess
 import sys
-import tempfile
 
 INSTRUCTIONS = ("mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned.m8n8.x4", "cp.async.cg.shared.global")
 
 
-def nvcc_command(nvcc, includes, source):
-    command = [nvcc, "-std=c++20", "-O3", source]
-    for directory in includes:
-        command += ["-I", directory]
-    return command
-
-
-def ptxas_reports(nvcc, archs, includes, source, work):
-    """{(kernel, sm_NN): (registers, stack bytes, spill stores, spill loads)} from ptxas -v."""
-    command = nvcc_command(nvcc, includes, source) + ["-c", "-o", os.path.join(work, "kernels.o"),
-                                                       "--ptxas-options=-v"]
-    for arch in archs:
-        command += ["-gencode", "arch=compute_%s,code=sm_%s" % (arch, arch)]
-    result = subprocess.run(command, capture_output=True, text=True)
+def compile_keeping_reports(report, keep_dir, command):
+    os.makedirs(keep_dir, exist_ok=True)
+    result = subprocess.run(command + ["--ptxas-options=-v", "-keep", "-keep-dir", keep_dir],
+                            capture_output=True, text=True)
+    sys.stdout.write(result.stdout)
     if result.returncode != 0:
-        raise RuntimeError("nvcc rejected the kernels:\n" + result.stderr)
+        sys.stderr.write(result.stderr)
+        return result.returncode
+    with open(report, "w") as out:
+        out.write(result.stderr)
+    # Only the PTX is read later; the preprocessed sources are megabytes each.
+    for kept in glob.glob(os.path.join(keep_dir, "*")):
+        if not kept.endswith(".ptx"):
+            os.remove(kept)
+    return 0
+
+
+def ptxas_reports(text):
+    """{(kernel, sm_NN): (registers, stack bytes, spill stores, spill loads)} from ptxas -v."""
     reports, current = {}, None
-    for line in result.stderr.splitlines():
+    for line in text.splitlines():
         entry = re.search(r"Compiling entry function '(\w+)' for '(sm_\d+)'", line)
         if entry:
             current = entry.groups()
@@ -48,39 +55,27 @@ def ptxas_reports(nvcc, archs, includes, source, work):
     return reports
 
 
-def ptx_entries(nvcc, arch, includes, source, work):
+def ptx_entries(text):
     """{kernel: its PTX body}."""
-    ptx = os.path.join(work, "kernels.ptx")
-    command = nvcc_command(nvcc, includes, source) + ["-ptx", "-arch=compute_%s" % arch, "-o", ptx]
-    subprocess.run(command, capture_output=True, text=True, check=True)
-    text = open(ptx).read()
     parts = re.split(r"\.entry\s+(\w+)", text)
     return dict(zip(parts[1::2], parts[2::2]))
 
 
-def main():
-    nvcc, archs, includes, kernels = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(":"), sys.argv[4:]
-    if not os.access(nvcc, os.X_OK):
-        print("skipped: nvcc not found (the CUDA toolkit's compiler)")
-        return 77
+def check(archs, report, ptx, kernels):
     names = [os.path.basename(k)[: -len(".cu")] for k in kernels]
+    with open(report) as text:
+        reports = ptxas_reports(text.read())
+    with open(ptx) as text:
+        entries = ptx_entries(text.read())
     failures = []
-    with tempfile.TemporaryDirectory() as work:
-        source = os.path.join(work, "kernels.cu")
-        with open(source, "w") as out:
-            for kernel in kernels:
-                out.write('#include "%s"\n' % os.path.abspath(kernel))
-        includes = includes + sorted({os.path.dirname(os.path.abspath(k)) for k in kernels})
-        reports = ptxas_reports(nvcc, archs, includes, source, work)
-        entries = ptx_entries(nvcc, archs[0], includes, source, work)
     for name in names:
         for entry in (name + "_forward", name + "_merge"):
             for arch in archs:
-                report = reports.get((entry, "sm_" + arch))
-                if report is None:
+                usage = reports.get((entry, "sm_" + arch))
+                if usage is None:
                     failures.append("%s: no ptxas report for sm_%s" % (entry, arch))
                     continue
-                registers, stack, stores, loads = report
+                registers, stack, stores, loads = usage
                 print("%-60s sm_%s: %3d registers, %d bytes stack, %d/%d bytes spilled (stores/loads)"
                       % (entry, arch, registers, stack, stores, loads))
                 if stores or loads:
@@ -94,5 +89,14 @@ def main():
     return 1 if failures else 0
 
 
+def main():
+    if len(sys.argv) > 5 and sys.argv[1] == "compile" and sys.argv[4] == "--":
+        return compile_keeping_reports(sys.argv[2], sys.argv[3], sys.argv[5:])
+    if len(sys.argv) > 5 and sys.argv[1] == "check":
+        return check(sys.argv[2].split(","), sys.argv[3], sys.argv[4], sys.argv[5:])
+    sys.exit(__doc__)
+
+
 if __name__ == "__main__":
     sys.exit(main())
+
