@@ -3,6 +3,9 @@
 // backward and GPU calls, at those calls, with host tensors copied and with device tensors.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "compiled_kernels.hpp"
@@ -52,21 +55,70 @@ void check_backward_on_gpu(const compiled_kernel& kernel, const module_configura
   }
 }
 
+// Two calls on the same tensors give the same bits: the backward's sums run in a fixed order.
+void check_backward_repeats_on_gpu(const compiled_kernel& kernel, const module_configuration& c,
+                                   const std::vector<shape>& calls, placement where) {
+  for (const module_problem& problem : make_module_backward_problems(c.desc, calls, 37)) {
+    aot_module_call first(problem), second(problem);
+    REQUIRE(run_backward_on_gpu(kernel, first, where).ok());
+    REQUIRE(run_backward_on_gpu(kernel, second, where).ok());
+    INFO(problem.name());
+    const std::map<std::string, std::vector<float>> first_gradients = first.gradients();
+    const std::map<std::string, std::vector<float>> second_gradients = second.gradients();
+    for (const auto& [name, values] : first_gradients) {
+      INFO(name);
+      const std::vector<float>& again = second_gradients.at(name);
+      REQUIRE(values.size() == again.size());
+      std::size_t differing = 0;
+      for (std::size_t n = 0; n < values.size(); ++n)
+        differing += std::memcmp(&values[n], &again[n], sizeof(float)) != 0;
+      CHECK(differing == 0);
+    }
+  }
+}
+
+// Outside training a description with dropout drops nothing: PyTorch's gradients in eval mode.
+void check_backward_outside_training_on_gpu(const compiled_kernel& kernel, const module_configuration& c,
+                                            const std::vector<shape>& calls, placement where) {
+  std::vector<module_problem> problems = make_module_backward_problems(c.desc, calls, 41);
+  for (module_problem& p : problems) p.training = false;
+  const std::vector<module_gradients> expected = pytorch_gradients(problems);
+  for (std::size_t n = 0; n < problems.size(); ++n) {
+    aot_module_call call(problems[n]);
+    const status s = run_backward_on_gpu(kernel, call, where);
+    INFO(problems[n].name() << ": " << s.message());
+    REQUIRE(s.ok());
+    check_module_gradients(problems[n], call.gradients(), expected[n]);
+  }
+}
+
+const compiled_kernel& module_kernel(const module_configuration& c) {
+  const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+  INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
+  REQUIRE(kernel != nullptr);
+  REQUIRE(kernel->run_module_backward != nullptr);
+  return *kernel;
+}
+
 const bool registered = [] {
   for (const module_configuration& c : module_configurations) {
     if (!c.desc.backward || !cannot_run(tested_backend(), c.desc).empty()) continue;
     for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
       const std::vector<shape> calls = calls_with(c.gpu, where);
       if (calls.empty()) continue;
-      register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
-                             ": the module's backward matches PyTorch's autograd at " + sizes_text(calls),
-                         "[gpu][module][backward]", [&c, where, calls] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
-                           REQUIRE(kernel != nullptr);
-                           REQUIRE(kernel->run_module_backward != nullptr);
-                           check_backward_on_gpu(*kernel, c, calls, where);
-                         });
+      const std::string prefix = std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where);
+      register_test_case(prefix + ": the module's backward matches PyTorch's autograd at " + sizes_text(calls),
+                         "[gpu][module][backward]",
+                         [&c, where, calls] { check_backward_on_gpu(module_kernel(c), c, calls, where); });
+      register_test_case(prefix + ": the module's backward gives the same bits on two calls at " + sizes_text(calls),
+                         "[gpu][module][backward]",
+                         [&c, where, calls] { check_backward_repeats_on_gpu(module_kernel(c), c, calls, where); });
+      if (c.desc.has_dropout())
+        register_test_case(
+            prefix + ": outside training the module's backward matches PyTorch's autograd in eval mode at " +
+                sizes_text(calls),
+            "[gpu][module][backward]",
+            [&c, where, calls] { check_backward_outside_training_on_gpu(module_kernel(c), c, calls, where); });
     }
   }
   return true;

@@ -77,6 +77,36 @@ void check_module_on_gpu(status (*run)(const mha_args&), const std::vector<modul
   }
 }
 
+// In training, dropout drops on the GPU the weights the same kernel's CPU code drops (same seed).
+void check_dropout_on_gpu_against_cpu(status (*run)(const mha_args&), const module_configuration& c,
+                                      const std::vector<shape>& calls, placement where) {
+  std::uint32_t seed = 13;
+  for (const shape& s : calls) {
+    module_problem p = make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++);
+    p.training = true;
+    INFO(p.name());
+    aot_module_call on_cpu(p), on_gpu(p);
+    REQUIRE(run(on_cpu.args()).ok());
+    REQUIRE(run_module_on_gpu(run, on_gpu, where).ok());
+    auto widened = [](const std::vector<float>& values) { return std::vector<double>(values.begin(), values.end()); };
+    std::string worst;
+    CHECK(scaled_error(on_gpu.output(), widened(on_cpu.output()), worst) <= module_tolerance_for(p));
+    INFO("output " << worst);
+    if (c.desc.weights != weights_output::none) {
+      const double weights_error = scaled_error(on_gpu.weights(), widened(on_cpu.weights()), worst);
+      INFO("weights " << worst);
+      CHECK(weights_error <= module_tolerance_for(p));
+    }
+  }
+}
+
+const compiled_kernel& module_kernel(const module_configuration& c) {
+  const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
+  INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
+  REQUIRE(kernel != nullptr);
+  return *kernel;
+}
+
 const bool registered = [] {
   for (const module_configuration& c : module_configurations) {
     if (!cannot_run(tested_backend(), c.desc).empty()) continue;
@@ -96,6 +126,12 @@ const bool registered = [] {
                                  make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++));
                            check_module_on_gpu(kernel->run_module, problems, where);
                          });
+      if (c.desc.has_dropout())
+        register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
+                               ": in training dropout drops the weights the CPU code drops at " + sizes_text(calls),
+                           "[gpu][module]", [&c, where, calls] {
+                             check_dropout_on_gpu_against_cpu(module_kernel(c).run_module, c, calls, where);
+                           });
     }
   }
   return true;
@@ -112,19 +148,6 @@ TEST_CASE(GPU_CASE("module with no input keys but appended ones is refused on th
   CHECK(s.code() == error_code::wrong_shape);
   CHECK_THAT(s.message(), Catch::Matchers::StartsWith("key: no input keys"));
   CHECK(call.output() == untouched);
-}
-
-TEST_CASE(GPU_CASE("module dropout on the GPU drops the same weights as on the CPU"), "[gpu][module]") {
-  module_problem p = make_random_module_problem(gpu_module_all_options::description, 2, 19, 23, 13);
-  p.training = true;
-  aot_module_call on_cpu(p), on_gpu(p);
-  REQUIRE(gpu_module_all_options::run(on_cpu.args()).ok());
-  REQUIRE(run_module_on_gpu(&gpu_module_all_options::run, on_gpu, placement::device_tensors).ok());
-  auto widened = [](const std::vector<float>& values) { return std::vector<double>(values.begin(), values.end()); };
-  std::string where;
-  CHECK(scaled_error(on_gpu.output(), widened(on_cpu.output()), where) <= module_tolerance_for(p));
-  INFO("weights " << where);
-  CHECK(scaled_error(on_gpu.weights(), widened(on_cpu.weights()), where) <= module_tolerance_for(p));
 }
 
 TEST_CASE(GPU_CASE("module with no keys on device tensors writes the output projection's bias to every row"),
