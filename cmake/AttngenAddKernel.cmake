@@ -145,11 +145,16 @@ function(attngen_add_kernel name)
   if(ARG_NAMESPACE)
     set(namespace_arguments --namespace ${ARG_NAMESPACE})
   endif()
+  # In attngen's own tree the tensor-core tile code can change under a kernel with a CUDA target.
+  set(tile_headers)
+  if(ARG_GPU_TARGETS MATCHES "cuda")
+    get_property(tile_headers GLOBAL PROPERTY ATTNGEN_TENSORCORE_HEADERS)
+  endif()
   add_custom_command(
     OUTPUT ${generated}
     COMMAND attngen::generator generate --spec ${description_text} --name ${name}
             ${target_arguments} --output-dir ${ARG_OUTPUT_DIRECTORY} ${namespace_arguments}
-    DEPENDS ${description_text} attngen::generator
+    DEPENDS ${description_text} attngen::generator ${tile_headers}
     COMMENT "attngen: generating ${name} for ${ARG_TARGETS} ${ARG_GPU_TARGETS}"
     VERBATIM)
 
