@@ -42,9 +42,9 @@ status run_backward_on_gpu(const compiled_kernel& kernel, aot_module_call& call,
   return s;
 }
 
-void check_backward_on_gpu(const compiled_kernel& kernel, const module_configuration& c,
-                           const std::vector<shape>& calls, placement where) {
-  const std::vector<module_problem> problems = make_module_backward_problems(c.desc, calls, 31);
+// Each problem's gradients from the GPU against PyTorch's autograd.
+void check_gradients_on_gpu(const compiled_kernel& kernel, const std::vector<module_problem>& problems,
+                            placement where) {
   const std::vector<module_gradients> expected = pytorch_gradients(problems);
   for (std::size_t n = 0; n < problems.size(); ++n) {
     aot_module_call call(problems[n]);
@@ -78,18 +78,10 @@ void check_backward_repeats_on_gpu(const compiled_kernel& kernel, const module_c
 }
 
 // Outside training a description with dropout drops nothing: PyTorch's gradients in eval mode.
-void check_backward_outside_training_on_gpu(const compiled_kernel& kernel, const module_configuration& c,
-                                            const std::vector<shape>& calls, placement where) {
+std::vector<module_problem> problems_outside_training(const module_configuration& c, const std::vector<shape>& calls) {
   std::vector<module_problem> problems = make_module_backward_problems(c.desc, calls, 41);
   for (module_problem& p : problems) p.training = false;
-  const std::vector<module_gradients> expected = pytorch_gradients(problems);
-  for (std::size_t n = 0; n < problems.size(); ++n) {
-    aot_module_call call(problems[n]);
-    const status s = run_backward_on_gpu(kernel, call, where);
-    INFO(problems[n].name() << ": " << s.message());
-    REQUIRE(s.ok());
-    check_module_gradients(problems[n], call.gradients(), expected[n]);
-  }
+  return problems;
 }
 
 const compiled_kernel& module_kernel(const module_configuration& c) {
@@ -109,7 +101,10 @@ const bool registered = [] {
       const std::string prefix = std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where);
       register_test_case(prefix + ": the module's backward matches PyTorch's autograd at " + sizes_text(calls),
                          "[gpu][module][backward]",
-                         [&c, where, calls] { check_backward_on_gpu(module_kernel(c), c, calls, where); });
+                         [&c, where, calls] {
+                           check_gradients_on_gpu(module_kernel(c), make_module_backward_problems(c.desc, calls, 31),
+                                                  where);
+                         });
       register_test_case(prefix + ": the module's backward gives the same bits on two calls at " + sizes_text(calls),
                          "[gpu][module][backward]",
                          [&c, where, calls] { check_backward_repeats_on_gpu(module_kernel(c), c, calls, where); });
@@ -118,7 +113,9 @@ const bool registered = [] {
             prefix + ": outside training the module's backward matches PyTorch's autograd in eval mode at " +
                 sizes_text(calls),
             "[gpu][module][backward]",
-            [&c, where, calls] { check_backward_outside_training_on_gpu(module_kernel(c), c, calls, where); });
+            [&c, where, calls] {
+              check_gradients_on_gpu(module_kernel(c), problems_outside_training(c, calls), where);
+            });
     }
   }
   return true;

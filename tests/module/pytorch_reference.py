@@ -148,15 +148,25 @@ def write_gradients(directory, config, t, attn_mask, key_padding_mask):
         bias_k = per_query_head(leaves["bias_k"]).reshape(1, 1, E)
         bias_v = per_query_head(leaves["bias_v"]).reshape(1, 1, E)
     dropout_p = float(config.get("dropout", "0"))
+    dropout_calls = []
     if dropout_p > 0:
         keep = t["dropout_keep"]
-        torch.nn.functional.dropout = lambda weights, p=0.5, training=True, inplace=False: weights * keep
+
+        def imposed_dropout(weights, p=0.5, training=True, inplace=False):
+            dropout_calls.append(p)
+            return weights * keep
+        torch.nn.functional.dropout = imposed_dropout
+    # With dropout the weights must pass through torch.nn.functional.dropout, replaced above: PyTorch
+    # 2's path without need_weights calls scaled_dot_product_attention, which draws its own mask.
     output, _ = torch.nn.functional.multi_head_attention_forward(
         query, key, value, E, H, in_proj_weight, in_proj_bias, bias_k, bias_v, zero_attn, dropout_p,
         leaves["out_weight"], leaves["out_bias"] if bias else None, training=dropout_p > 0,
-        key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask,
+        key_padding_mask=key_padding_mask, need_weights=dropout_p > 0, attn_mask=attn_mask,
         use_separate_proj_weight=separate, q_proj_weight=leaves["q_weight"] if separate else None,
         k_proj_weight=k_weight if separate else None, v_proj_weight=v_weight if separate else None)
+    if dropout_p > 0 and not dropout_calls:
+        raise RuntimeError("multi_head_attention_forward did not call torch.nn.functional.dropout: this "
+                           f"PyTorch ({torch.__version__}) draws its own mask, which the reference cannot replace")
     if batch_first:
         output = output.transpose(0, 1)
     output.backward(t["d_output"])
