@@ -15,6 +15,7 @@
 #include "reference/reference_backward.hpp"
 #include "support/compare.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/required_kernel.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
@@ -61,11 +62,9 @@ const bool registered = [] {
       register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
                              ": the backward matches the float64 gradients at " + sizes_text(calls),
                          "[gpu][backward]" + std::string(c.tags), [&c, where, calls] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
-                           REQUIRE(kernel != nullptr);
-                           REQUIRE(kernel->run_backward != nullptr);
-                           for (const shape& s : calls) check_backward_on_gpu(*kernel, c.desc, s, where);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "gpu_");
+                           REQUIRE(kernel.run_backward != nullptr);
+                           for (const shape& s : calls) check_backward_on_gpu(kernel, c.desc, s, where);
                          });
     }
   }

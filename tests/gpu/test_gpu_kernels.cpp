@@ -17,6 +17,7 @@
 #include "reference/reference_attention.hpp"
 #include "support/compare.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/required_kernel.hpp"
 
 // Test names carry the API: "opencl: ..." or "cuda: ...".
 #define GPU_CASE(text) ATTNGEN_TEST_GPU_NAME ": " text
@@ -89,11 +90,9 @@ const bool registered = [] {
       register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
                              " matches the float64 reference per sequence",
                          "[gpu]" + std::string(c.tags), [&c, where] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
-                           REQUIRE(kernel != nullptr);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "gpu_");
                            for (const sequence_lengths& lengths : c.gpu_batches)
-                             check_sequences_on_gpu(*kernel, c.desc, lengths, where);
+                             check_sequences_on_gpu(kernel, c.desc, lengths, where);
                          });
     }
     for (const placement where : {placement::host_tensors_copied, placement::device_tensors}) {
@@ -102,10 +101,8 @@ const bool registered = [] {
       register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
                              " matches the float64 reference at " + sizes_text(calls),
                          "[gpu]" + std::string(c.tags), [&c, where, calls] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
-                           REQUIRE(kernel != nullptr);
-                           for (const shape& s : calls) check_on_gpu(*kernel, c.desc, s, where);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "gpu_");
+                           for (const shape& s : calls) check_on_gpu(kernel, c.desc, s, where);
                          });
     }
   }

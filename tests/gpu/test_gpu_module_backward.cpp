@@ -15,6 +15,7 @@
 #include "module/module_backward_check.hpp"
 #include "module/pytorch_reference.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/required_kernel.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
@@ -84,12 +85,11 @@ std::vector<module_problem> problems_outside_training(const module_configuration
   return problems;
 }
 
+// The configuration's kernel, with its backward pass.
 const compiled_kernel& module_kernel(const module_configuration& c) {
-  const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-  INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
-  REQUIRE(kernel != nullptr);
-  REQUIRE(kernel->run_module_backward != nullptr);
-  return *kernel;
+  const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "gpu_");
+  REQUIRE(kernel.run_module_backward != nullptr);
+  return kernel;
 }
 
 const bool registered = [] {

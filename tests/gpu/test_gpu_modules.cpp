@@ -17,6 +17,7 @@
 #include "module/module_compare.hpp"
 #include "module/pytorch_reference.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/required_kernel.hpp"
 
 #define GPU_CASE(text) ATTNGEN_TEST_GPU_NAME ": " text
 
@@ -67,8 +68,9 @@ void check_module_on_gpu(status (*run)(const mha_args&), const std::vector<modul
     INFO(s.message());
     REQUIRE(s.ok());
     std::string where_worst;
-    CHECK(scaled_error(call.output(), references[n].output, where_worst) <= module_tolerance_for(problems[n]));
+    const double output_error = scaled_error(call.output(), references[n].output, where_worst);
     INFO("output " << where_worst);
+    CHECK(output_error <= module_tolerance_for(problems[n]));
     if (!references[n].weights.empty()) {
       const double weights_error = scaled_error(call.weights(), references[n].weights, where_worst);
       INFO("weights " << where_worst);
@@ -90,21 +92,15 @@ void check_dropout_on_gpu_against_cpu(status (*run)(const mha_args&), const modu
     REQUIRE(run_module_on_gpu(run, on_gpu, where).ok());
     auto widened = [](const std::vector<float>& values) { return std::vector<double>(values.begin(), values.end()); };
     std::string worst;
-    CHECK(scaled_error(on_gpu.output(), widened(on_cpu.output()), worst) <= module_tolerance_for(p));
+    const double output_error = scaled_error(on_gpu.output(), widened(on_cpu.output()), worst);
     INFO("output " << worst);
+    CHECK(output_error <= module_tolerance_for(p));
     if (c.desc.weights != weights_output::none) {
       const double weights_error = scaled_error(on_gpu.weights(), widened(on_cpu.weights()), worst);
       INFO("weights " << worst);
       CHECK(weights_error <= module_tolerance_for(p));
     }
   }
-}
-
-const compiled_kernel& module_kernel(const module_configuration& c) {
-  const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-  INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
-  REQUIRE(kernel != nullptr);
-  return *kernel;
 }
 
 const bool registered = [] {
@@ -116,21 +112,20 @@ const bool registered = [] {
       register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
                              " matches PyTorch at " + sizes_text(calls),
                          "[gpu][module]", [&c, where, calls] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel gpu_" << c.name);
-                           REQUIRE(kernel != nullptr);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "gpu_");
                            std::vector<module_problem> problems;
                            std::uint32_t seed = 1;
                            for (const shape& s : calls)
                              problems.push_back(
                                  make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++));
-                           check_module_on_gpu(kernel->run_module, problems, where);
+                           check_module_on_gpu(kernel.run_module, problems, where);
                          });
       if (c.desc.has_dropout())
         register_test_case(std::string(ATTNGEN_TEST_GPU_NAME ": ") + title(c) + " " + placement_text(where) +
                                ": in training dropout drops the weights the CPU code drops at " + sizes_text(calls),
                            "[gpu][module]", [&c, where, calls] {
-                             check_dropout_on_gpu_against_cpu(module_kernel(c).run_module, c, calls, where);
+                             const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "gpu_");
+                             check_dropout_on_gpu_against_cpu(kernel.run_module, c, calls, where);
                            });
     }
   }

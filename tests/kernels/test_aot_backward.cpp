@@ -16,6 +16,7 @@
 #include "reference/reference_backward.hpp"
 #include "support/compare.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/required_kernel.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
@@ -47,11 +48,9 @@ const bool registered = [] {
     if (!c.aot.empty() && c.desc.backward)
       register_test_case(title(c) + ": the AOT kernel's backward matches the float64 gradients at " + sizes_text(c.aot),
                          "[aot][backward]" + std::string(c.tags), [&c] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
-                           REQUIRE(kernel != nullptr);
-                           REQUIRE(kernel->run_backward != nullptr);
-                           for (const shape& s : c.aot) check_aot_backward(*kernel, c.desc, s);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "aot_");
+                           REQUIRE(kernel.run_backward != nullptr);
+                           for (const shape& s : c.aot) check_aot_backward(kernel, c.desc, s);
                          });
   return true;
 }();

@@ -12,6 +12,7 @@
 #include "reference/reference_attention.hpp"
 #include "support/compare.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/required_kernel.hpp"
 
 using namespace attngen;
 using namespace attngen::testing;
@@ -51,20 +52,16 @@ const bool registered = [] {
     if (!c.aot_batches.empty())
       register_test_case(title(c) + ": the AOT kernel matches the float64 reference per sequence",
                          "[aot]" + std::string(c.tags), [&c] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
-                           REQUIRE(kernel != nullptr);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "aot_");
                            for (const sequence_lengths& lengths : c.aot_batches)
-                             check_aot_sequences(*kernel, c.desc, lengths);
+                             check_aot_sequences(kernel, c.desc, lengths);
                          });
   for (const operator_configuration& c : operator_configurations)
     if (!c.aot.empty())
       register_test_case(title(c) + ": the AOT kernel matches the float64 reference at " + sizes_text(c.aot),
                          "[aot]" + std::string(c.tags), [&c] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
-                           REQUIRE(kernel != nullptr);
-                           for (const shape& s : c.aot) check_aot(*kernel, c.desc, s);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "aot_");
+                           for (const shape& s : c.aot) check_aot(kernel, c.desc, s);
                          });
   return true;
 }();

@@ -14,6 +14,7 @@
 #include "module/module_compare.hpp"
 #include "module/pytorch_reference.hpp"
 #include "support/configuration_tests.hpp"
+#include "support/required_kernel.hpp"
 
 namespace attngen::testing {
 namespace {
@@ -43,15 +44,13 @@ const bool registered = [] {
     if (!c.aot.empty())
       register_test_case(title(c) + ": the AOT module matches PyTorch in an inference call at " + sizes_text(c.aot),
                          "[aot][module]", [&c] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
-                           REQUIRE(kernel != nullptr);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "aot_");
                            std::vector<module_problem> problems;
                            std::uint32_t seed = 1;
                            for (const shape& s : c.aot)
                              problems.push_back(
                                  make_random_module_problem(c.desc, s.batch, s.query_length, s.key_length, seed++));
-                           check_against_pytorch(kernel->run_module, problems);
+                           check_against_pytorch(kernel.run_module, problems);
                          });
   return true;
 }();

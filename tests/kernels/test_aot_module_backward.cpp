@@ -16,6 +16,7 @@
 #include "module/pytorch_reference.hpp"
 #include "support/configuration_tests.hpp"
 #include "support/element_codec.hpp"
+#include "support/required_kernel.hpp"
 
 namespace attngen::testing {
 namespace {
@@ -37,11 +38,9 @@ const bool registered = [] {
     if (c.desc.backward && !c.aot.empty())
       register_test_case(title(c) + ": the AOT module's backward matches PyTorch's autograd at " + sizes_text(c.aot),
                          "[aot][module][backward]", [&c] {
-                           const compiled_kernel* kernel = find_kernel(compiled_kernels, c.name);
-                           INFO("tests/CMakeLists.txt generates no kernel aot_" << c.name);
-                           REQUIRE(kernel != nullptr);
-                           REQUIRE(kernel->run_module_backward != nullptr);
-                           check_gradients(*kernel, c);
+                           const compiled_kernel& kernel = required_kernel(compiled_kernels, c.name, "aot_");
+                           REQUIRE(kernel.run_module_backward != nullptr);
+                           check_gradients(kernel, c);
                          });
   return true;
 }();
