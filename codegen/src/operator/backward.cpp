@@ -53,10 +53,12 @@ recomputed_weights define_weights(const backward_algorithm& a, const attention_d
     const modifier_leaves at{scaled_dot, b, h, query, key, queries, keys};
     score_derivative = differentiate_modifier(desc.score_modifier, desc.captures, a.forward.captures, at);
   }
-  // Masked keys (weight 0) get no gradient, whatever the modifier's derivative there.
+  // Masked keys (weight 0) get no gradient, whatever the modifier's derivative there. The product in
+  // IEEE order: with LLVM free to reassociate it, its loop-invariant factors (a softcap's cap and
+  // 1/cap) were grouped by the loop nest around it, and one pass and two wrote dK 1-2 ulp apart (AVX2).
   const Expr weight = w.weight(j, i, h, b);
   w.score_gradient(j, i, h, b) =
-      select(weight == 0.0f, 0.0f, weight * (value_gradient - a.delta(i, h, b)) * score_derivative);
+      select(weight == 0.0f, 0.0f, strict_float(weight * (value_gradient - a.delta(i, h, b)) * score_derivative));
   return w;
 }
 
