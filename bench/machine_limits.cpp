@@ -13,50 +13,54 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 constexpr long fma_iterations = 100'000'000;
-constexpr int fma_chains = 16;
+// Independent accumulators: enough to cover FMA latency x throughput on current x86 cores (4-5 cycles
+// x 2 pipes), and no more than the vector registers hold beside the two operands. 16 chains of ymm
+// on AVX2 (16 registers) spilled 3 chains to the stack every iteration: a Zen 3 read 109 GFLOP/s
+// on 2 threads, below what its own projections reached (112). Every chain must reach the result:
+// when only one did, the compiler deleted the others and the "peak" came out 3x too high.
+constexpr int fma_chains_zmm = 16;  // of 32 registers
+constexpr int fma_chains_ymm = 12;  // of 16
+constexpr int fma_chains_xmm = 12;  // of 16
 
-// 16 independent accumulators cover FMA latency x throughput on current x86 cores. Every chain must
-// reach the result: when only one did, the compiler deleted the others and the "peak" (one
-// latency-bound chain counted as 12) came out 3x too high.
 __attribute__((target("avx512f"))) double fma_flops_avx512() {
-  __m512 acc[fma_chains];
-  for (int n = 0; n < fma_chains; ++n) acc[n] = _mm512_set1_ps(1.0f + n);
+  __m512 acc[fma_chains_zmm];
+  for (int n = 0; n < fma_chains_zmm; ++n) acc[n] = _mm512_set1_ps(1.0f + n);
   const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
   for (long n = 0; n < fma_iterations; ++n)
     for (auto& a : acc) a = _mm512_fmadd_ps(a, x, y);
   __m512 sum = acc[0];
-  for (int n = 1; n < fma_chains; ++n) sum = _mm512_add_ps(sum, acc[n]);
+  for (int n = 1; n < fma_chains_zmm; ++n) sum = _mm512_add_ps(sum, acc[n]);
   volatile float sink = _mm512_reduce_add_ps(sum);
   (void)sink;
-  return 2.0 * 16 * fma_chains * fma_iterations;
+  return 2.0 * 16 * fma_chains_zmm * fma_iterations;
 }
 
 __attribute__((target("avx2,fma"))) double fma_flops_avx2() {
-  __m256 acc[fma_chains];
-  for (int n = 0; n < fma_chains; ++n) acc[n] = _mm256_set1_ps(1.0f + n);
+  __m256 acc[fma_chains_ymm];
+  for (int n = 0; n < fma_chains_ymm; ++n) acc[n] = _mm256_set1_ps(1.0f + n);
   const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
   for (long n = 0; n < fma_iterations; ++n)
     for (auto& a : acc) a = _mm256_fmadd_ps(a, x, y);
   __m256 sum = acc[0];
-  for (int n = 1; n < fma_chains; ++n) sum = _mm256_add_ps(sum, acc[n]);
+  for (int n = 1; n < fma_chains_ymm; ++n) sum = _mm256_add_ps(sum, acc[n]);
   float lanes[8];
   _mm256_storeu_ps(lanes, sum);
   volatile float sink = lanes[0];
   (void)sink;
-  return 2.0 * 8 * fma_chains * fma_iterations;
+  return 2.0 * 8 * fma_chains_ymm * fma_iterations;
 }
 
 double fma_flops_sse() {
-  __m128 acc[fma_chains];
-  for (int n = 0; n < fma_chains; ++n) acc[n] = _mm_set1_ps(1.0f + n);
+  __m128 acc[fma_chains_xmm];
+  for (int n = 0; n < fma_chains_xmm; ++n) acc[n] = _mm_set1_ps(1.0f + n);
   const __m128 x = _mm_set1_ps(0.999999f), y = _mm_set1_ps(1e-7f);
   for (long n = 0; n < fma_iterations / 4; ++n)
     for (auto& a : acc) a = _mm_add_ps(_mm_mul_ps(a, x), y);
   __m128 sum = acc[0];
-  for (int n = 1; n < fma_chains; ++n) sum = _mm_add_ps(sum, acc[n]);
+  for (int n = 1; n < fma_chains_xmm; ++n) sum = _mm_add_ps(sum, acc[n]);
   volatile float sink = _mm_cvtss_f32(sum);
   (void)sink;
-  return 2.0 * 4 * fma_chains * (fma_iterations / 4);
+  return 2.0 * 4 * fma_chains_xmm * (fma_iterations / 4);
 }
 
 // Runs `work` on `threads` threads at once; returns total work / wall seconds.

@@ -1,0 +1,31 @@
+# Fails unless each of BENCH's fp32 peak loops (fma_flops_*) keeps all of its FMA chains in vector
+# registers: no stack access between the loop's first multiply and its branch back. A chain spilled
+# to the stack is latency-bound through memory, and the "peak" comes out low (16 ymm chains on AVX2:
+# 109 GFLOP/s on a Zen 3 whose attention projections ran at 112).
+include(${CMAKE_CURRENT_LIST_DIR}/../tests/codegen/disassembly.cmake)
+attngen_disassemble(${BENCH} code)
+foreach(isa avx512 avx2 sse)
+  string(REGEX MATCH "<[^>]*fma_flops_${isa}[^>]*>:\n([^\n]+\n)+" function "${code}")
+  if(function STREQUAL "")
+    message(FATAL_ERROR "${BENCH}: no fma_flops_${isa}")
+  endif()
+  # The loop: from the first multiply to the first branch after it.
+  string(REGEX MATCH "\t(vfmadd|mulps).*" from_first_multiply "${function}")
+  string(REPLACE "\n" ";" lines "${from_first_multiply}")
+  set(loop "")
+  foreach(line IN LISTS lines)
+    string(APPEND loop "${line}\n")
+    if(line MATCHES "\tj[a-z]+ ")
+      break()
+    endif()
+  endforeach()
+  if(NOT loop MATCHES "\tj[a-z]+ ")
+    message(FATAL_ERROR "${BENCH}: no multiply-add loop in fma_flops_${isa}")
+  endif()
+  attngen_count_matches("\\(%r[sb]p\\)" "${loop}" stack_accesses)
+  attngen_count_matches("\t(vfmadd|mulps)" "${loop}" multiplies)
+  if(stack_accesses GREATER 0)
+    message(FATAL_ERROR "fma_flops_${isa}: ${stack_accesses} stack accesses among its ${multiplies} chains' steps:\n${loop}")
+  endif()
+  message(STATUS "fma_flops_${isa}: ${multiplies} chains in registers")
+endforeach()
