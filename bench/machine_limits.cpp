@@ -16,8 +16,9 @@ constexpr long fma_iterations = 100'000'000;
 // Independent accumulators: enough to cover FMA latency x throughput on current x86 cores (4-5 cycles
 // x 2 pipes), and no more than the vector registers hold beside the two operands. 16 chains of ymm
 // on AVX2 (16 registers) spilled 3 chains to the stack every iteration: a Zen 3 read 109 GFLOP/s
-// on 2 threads, below what its own projections reached (112). Every chain must reach the result:
-// when only one did, the compiler deleted the others and the "peak" came out 3x too high.
+// on 2 threads, below the 112 its module projections reached (12 chains: 198). Every chain must
+// reach the result: when only one did, the compiler deleted the others and the "peak" came out 3x
+// too high.
 constexpr int fma_chains_zmm = 16;  // of 32 registers
 constexpr int fma_chains_ymm = 12;  // of 16
 constexpr int fma_chains_xmm = 12;  // of 16

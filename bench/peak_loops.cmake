@@ -1,7 +1,7 @@
 # Fails unless each of BENCH's fp32 peak loops (fma_flops_*) keeps all of its FMA chains in vector
 # registers: no stack access between the loop's first multiply and its branch back. A chain spilled
-# to the stack is latency-bound through memory, and the "peak" comes out low (16 ymm chains on AVX2:
-# 109 GFLOP/s on a Zen 3 whose attention projections ran at 112).
+# to the stack is latency-bound through memory, and the "peak" comes out low (machine_limits.cpp
+# sizes the chains per register file, with the figure measured when they spilled).
 include(${CMAKE_CURRENT_LIST_DIR}/../tests/codegen/disassembly.cmake)
 attngen_disassemble(${BENCH} code)
 foreach(isa avx512 avx2 sse)
