@@ -37,6 +37,17 @@ TEST_CASE("variant tiles: MHA on AVX2 takes single_query below 16 queries, 32-qu
   CHECK(cpu_variant_blocking(mha, avx2, kernel_variant::short_queries).queries_per_tile == 32);
 }
 
+TEST_CASE("variant tiles: AVX2's q.k register tiles span 3 key vectors at head_dim 128 in 256-key blocks, else 2",
+          "[variants]") {
+  constexpr attention_desc gqa = attention().heads(32).kv_heads(8).head_dim(128);
+  const blocking long_blocks = cpu_variant_blocking(gqa, avx2, kernel_variant::general);
+  CHECK(long_blocks.key_block == 256);
+  CHECK(long_blocks.qk_key_group == 24);
+  CHECK(cpu_variant_blocking(gqa.causal(top_left), avx2, kernel_variant::general).qk_key_group == 16);
+  CHECK(cpu_variant_blocking(attention().heads(16).head_dim(64), avx2, kernel_variant::general).qk_key_group == 16);
+  CHECK(cpu_variant_blocking(gqa, avx512, kernel_variant::general).qk_key_group == 64);
+}
+
 TEST_CASE("variant tiles: a paged cache's short_queries blocks hold 512 keys on AVX-512, dense ones 256",
           "[variants]") {
   CHECK(cpu_variant_blocking(gqa_decoding.paged_kv(16), avx512, kernel_variant::short_queries).key_block == 512);

@@ -213,7 +213,8 @@ inline constexpr operator_configuration operator_table[] = {
     {.name = "gqa",
      .about = "GQA H32 KVH8 D128",
      .desc = llama_gqa,
-     .jit = {{.lengths = {1, 7, 113, 512}, .batches = {1}}},
+     // AVX2 too: its 256-key blocks take q.k tiles of 3 key vectors, the last shifted over computed keys.
+     .jit = {{.lengths = {1, 7, 113, 512}, .batches = {1}}, {.lengths = {300, 533}, .batches = {1}, .target = avx2_target}},
      .bench = {{"prefill_gqa", {1, 2048, 2048}}, {"decode_gqa", {1, 1, 4096}, 4}}},
     {.name = "gqa_bf16",
      .about = "bf16 GQA H32 KVH8 D128",

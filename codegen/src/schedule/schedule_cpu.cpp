@@ -22,6 +22,17 @@ int vector_width_for(int extent, int lanes) {
 int vectors_per_tile(int extent, int width, int most) { return std::max(1, std::min(most, extent / width)); }
 int most_vectors_per_row(int lanes) { return lanes >= 16 ? 4 : 2; }
 
+// Key vectors per q.k register tile with keys in lanes. AVX2's 16 registers take 4 x 3 accumulators
+// (with one broadcast and 3 vectors of K) where a block holds 32 or more vectors, its last tile then
+// shifting inwards over 8 keys of 256 already computed, and head_dim is long enough to amortise
+// storing 12 vectors per tile. Against 4 x 2, paired runs on one Zen 3 thread, time: D128 B1 H32/8
+// L512 x 2048 0.84-0.94x, H8 L2048 0.82-0.84x; D64 B2 H16 L1024 1.09-1.12x; causal D128 (128-key
+// blocks, 16 keys of 128 computed twice) 1.00-1.01x.
+int qk_key_vectors(const attention_desc& desc, int key_block, int lanes) {
+  if (lanes == 8 && key_block / lanes >= 32 && desc.qk_head_dim >= 128) return 3;
+  return vectors_per_tile(key_block, lanes, most_vectors_per_row(lanes));
+}
+
 // Rows per register tile: 4 where the tile's rows allow.
 int register_tile_rows(int tile_rows) { return tile_rows % 4 == 0 ? 4 : tile_rows % 2 == 0 ? 2 : 1; }
 
@@ -319,7 +330,7 @@ void schedule_visibility_stages(visibility_stages& s) {
 int qk_register_tile_keys(const attention_desc& desc, const blocking& tiles) {
   switch (tiles.qk) {
     case qk_layout::keys_in_lanes:
-      return vectors_per_tile(tiles.key_block, tiles.lanes, most_vectors_per_row(tiles.lanes)) * tiles.lanes;
+      return qk_key_vectors(desc, tiles.key_block, tiles.lanes) * tiles.lanes;
     case qk_layout::rows_in_lanes:
       // As many accumulators as a keys-in-lanes tile's 4 rows x most_vectors_per_row: 16 with AVX-512's
       // 32 registers (against 8, 2 interleaved runs: prefill_chunk 0.67-0.68 -> 0.70 of peak,
