@@ -9,7 +9,7 @@
 namespace attngen::bench {
 
 // Enough calls for a second of the shortest case. At 100, mha_small's median came from 5 ms of calls,
-// and the peers' from as little: oneDNN's read 9.8-38.8 GFLOP/s in 6 processes, 12.1-15.5 over a second.
+// and the peers' from as little: oneDNN's read 9.8-38.8 GFLOP/s in 6 processes, over a second 12.1-13.5 in 5.
 constexpr int most_timed_calls = 100000;
 
 template <typename Call>
