@@ -57,7 +57,7 @@ struct blocking {
   bool kv_heads_in_task = false;
   /// The state starts as the first key block's results rather than empty, which saves one merge (an
   /// exp per row and feature) per tile but takes a second copy of the block stages, so more code
-  /// generation time: for tiles of few keys, whose merges cost as much as their products. Ignored
+  /// generation time: for tiles of few keys or few blocks, whose merges weigh with their products. Ignored
   /// with split_per_block or a mask modifier (which may hide the first block).
   bool first_block_starts_state = false;
   /// The log-sum-exp is the output Func's second value, stored through a buffer whose feature
