@@ -18,9 +18,10 @@ import sys
 SPEED_FIELDS = ("ratio_to_peak", "backward_ratio_to_peak")
 
 
-def case_speeds(path):
-    """{case name (with its kv_dtype where it has one): speed against the peak} of one JSON file."""
-    speeds = {}
+def case_values(path, fields):
+    """{case name (with its kv_dtype where it has one): the first of `fields` its row holds as a
+    finite positive number} of one attngen-bench JSON file (also read by paired_runs.py)."""
+    values = {}
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -34,10 +35,15 @@ def case_speeds(path):
                 raise ValueError(f"{path}:{number}: no \"case\" field")
             if "kv_dtype" in row:
                 name += " " + row["kv_dtype"]
-            speed = next((row[f] for f in SPEED_FIELDS if isinstance(row.get(f), (int, float))), None)
-            if speed is not None and math.isfinite(speed) and speed > 0:
-                speeds[name] = speed
-    return speeds
+            value = next((row[f] for f in fields if isinstance(row.get(f), (int, float))), None)
+            if value is not None and math.isfinite(value) and value > 0:
+                values[name] = value
+    return values
+
+
+def case_speeds(path):
+    """{case name: speed against the peak} of one JSON file."""
+    return case_values(path, SPEED_FIELDS)
 
 
 def compare(baseline, current, threshold):

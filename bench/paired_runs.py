@@ -13,28 +13,13 @@ The executables are run with --no-peers (the peers' times do not enter the ratio
 Exit status: 0, or 2 when a run fails or leaves no time for a case.
 """
 import argparse
-import json
-import math
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
-
-def case_seconds(path):
-    """{case name (with its kv_dtype where it has one): seconds_median} of one JSON file."""
-    seconds = {}
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            name = row["case"] + (" " + row["kv_dtype"] if "kv_dtype" in row else "")
-            value = row.get("seconds_median")
-            if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
-                seconds[name] = value
-    return seconds
+from compare_runs import case_values
 
 
 def timed_run(executable, case, threads, folder):
@@ -48,7 +33,7 @@ def timed_run(executable, case, threads, folder):
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}{done.stderr}")
-    seconds = case_seconds(path)
+    seconds = case_values(path, ("seconds_median",))
     if not seconds:
         raise RuntimeError(f"{' '.join(command)} reported no time for {case}")
     return seconds
@@ -97,7 +82,7 @@ def main():
         return 2
     try:
         pairs = paired_ratios(args.baseline, args.candidate, args.case, args.rounds, args.threads)
-    except (OSError, ValueError, KeyError, RuntimeError) as error:
+    except (OSError, ValueError, RuntimeError) as error:
         print(f"paired_runs.py: {error}", file=sys.stderr)
         return 2
     print(f"time of {args.candidate} / time of {args.baseline}, {args.rounds} rounds in turn "

@@ -53,19 +53,20 @@ class PairedRuns(unittest.TestCase):
     def line_of(self, output, case):
         return next(line for line in output.splitlines() if line.startswith(case + " "))
 
-    def test_the_ratio_is_the_candidates_time_over_the_baselines(self):
-        baseline, candidate = self.fake_bench("old", 0.002), self.fake_bench("new", 0.0015)
-        status, output = self.run_script(baseline, candidate, "--rounds", "3", "--case", "mha_small")
+    def report_line(self, baseline_seconds, candidate_seconds, rounds, case):
+        """The report's line for `case` after `rounds` rounds of stand-ins taking these times."""
+        baseline, candidate = self.fake_bench("old", baseline_seconds), self.fake_bench("new", candidate_seconds)
+        status, output = self.run_script(baseline, candidate, "--rounds", str(rounds), "--case", case)
         self.assertEqual(status, 0, output)
-        line = self.line_of(output, "mha_small")
+        return self.line_of(output, case)
+
+    def test_the_ratio_is_the_candidates_time_over_the_baselines(self):
+        line = self.report_line(0.002, 0.0015, 3, "mha_small")
         self.assertIn(" 0.750 ", line)
         self.assertIn("3 of 3", line)
 
     def test_a_slower_candidate_is_faster_in_no_round(self):
-        baseline, candidate = self.fake_bench("old", 0.001), self.fake_bench("new", 0.002)
-        status, output = self.run_script(baseline, candidate, "--rounds", "2", "--case", "prefill_gqa")
-        self.assertEqual(status, 0, output)
-        line = self.line_of(output, "prefill_gqa")
+        line = self.report_line(0.001, 0.002, 2, "prefill_gqa")
         self.assertIn(" 2.000 ", line)
         self.assertIn("0 of 2", line)
 
