@@ -235,4 +235,6 @@ const char* attngen_error_code_name(int32_t code) {
 
 void attngen_set_num_threads(int32_t threads) { attngen::set_num_threads(threads); }
 
+void attngen_release_cached_memory(void) { attngen::release_cached_memory(); }
+
 }  // extern "C"

@@ -6,6 +6,7 @@
 #include "HalideRuntimeOpenCL.h"
 #include "attngen/runtime/detail/cpu_dispatch.hpp"
 #include "attngen/runtime/detail/dense_layout.hpp"
+#include "attngen/runtime/detail/scratch_memory.hpp"
 #include "attngen/runtime/detail/thread_pool.hpp"
 #include "cuda_hooks.hpp"
 
@@ -155,6 +156,7 @@ status gpu_call::transfer(const tensor_view& from, const tensor_view& to) {
 call_context context_for(device_kind device, const gpu_options& gpu) {
   install_cpu_dispatch();
   install_thread_pool();
+  install_scratch_memory();
   call_context context;
   if (device != device_kind::host) {
     context.cuda_context = gpu.cuda_context;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attngen/runtime/detail/lse_layout.hpp"
+#include "attngen/runtime/detail/scratch_memory.hpp"
 #include "attngen/runtime/detail/thread_pool.hpp"
 #include "attention_views.hpp"
 #include "call_context.hpp"
@@ -257,6 +258,8 @@ status finish_call(call_context& context, int result, const char* what) {
 namespace attngen {
 
 void set_num_threads(int threads) { detail::set_pool_threads(threads); }
+
+void release_cached_memory() { detail::release_scratch_cache(); }
 
 }  // namespace attngen
 

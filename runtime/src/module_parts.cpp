@@ -15,12 +15,14 @@
 #include "HalideRuntime.h"
 #include "attngen/module_arguments.hpp"
 #include "attngen/runtime/detail/module_part_times.hpp"
+#include "attngen/runtime/detail/scratch_memory.hpp"
 
 namespace attngen::detail {
 
 namespace {
 
-// A dense float32 buffer between a module's parts, held for the call.
+// A dense float32 buffer between a module's parts, held for the call, in scratch memory that the next
+// call reuses.
 class part_buffer {
  public:
   // Allocates `shape` (outermost first); `what` and `argument` name it and the argument whose sizes
@@ -31,7 +33,7 @@ class part_buffer {
     if (count > std::numeric_limits<std::int32_t>::max())
       return status(error_code::too_large, std::string(argument) + ": the module's " + what + " would have " +
                                                std::to_string(count) + " elements, past the kernel's 32-bit indexing");
-    data_.reset(new (std::nothrow) float[std::size_t(count)]);
+    data_.reset(static_cast<float*>(scratch_allocate(std::size_t(count) * sizeof(float))));
     if (!data_)
       return status(error_code::kernel_failed, std::string(argument) + ": cannot allocate the module's " + what + " (" +
                                                    std::to_string(count * 4) + " bytes)");
@@ -41,7 +43,7 @@ class part_buffer {
   tensor_view view;
 
  private:
-  std::unique_ptr<float[]> data_;
+  std::unique_ptr<float, scratch_deleter> data_;
 };
 
 // A module's mask as its CPU parts read it. They read the masks for every key, the appended ones

@@ -202,6 +202,9 @@ const char* attngen_error_code_name(int32_t code);
 /* Number of threads kernels may use; 0 restores the default (the number of CPUs, or HL_NUM_THREADS). */
 void attngen_set_num_threads(int32_t threads);
 
+/* Frees the scratch memory kernels keep between calls (see attngen::release_cached_memory). */
+void attngen_release_cached_memory(void);
+
 #ifdef __cplusplus
 }
 #endif
