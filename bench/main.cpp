@@ -5,6 +5,7 @@
 //   attngen-bench [--threads N] [--case NAME]... [--json FILE] [--no-peers]
 //                 [--device cuda|opencl [--gpu-peak-tflops X]]
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -48,12 +50,24 @@ struct options {
   double gpu_peak_tflops = 67.0;
 };
 
+// The peers run with glibc keeping freed memory mapped (no mmap for large blocks, no trimming), so
+// that their per-call buffers come back without page faults, as attngen's do from its own scratch
+// cache (attngen runs as an app would, with glibc's defaults).
+constexpr int peer_trim_threshold = std::numeric_limits<int>::max();
+
+// For a peer measured in this process's child.
+void keep_freed_memory_mapped() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, peer_trim_threshold);
+}
+
 // A peer script: in the source tree, or under $ATTNGEN_SOURCE_DIR/bench when the binary was carried
-// to another machine; run by $ATTNGEN_PYTHON (default /usr/bin/python3).
+// to another machine; run by $ATTNGEN_PYTHON (default /usr/bin/python3), glibc keeping freed memory.
 std::string peer_command(const char* script) {
   const char* python = std::getenv("ATTNGEN_PYTHON");
   const char* source = std::getenv("ATTNGEN_SOURCE_DIR");
-  return std::string(python ? python : "/usr/bin/python3") + " " +
+  return "env MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=" + std::to_string(peer_trim_threshold) + " " +
+         std::string(python ? python : "/usr/bin/python3") + " " +
          (source ? std::string(source) + "/bench" : std::string(ATTNGEN_BENCH_PEER_DIR)) + "/" + script;
 }
 
@@ -476,7 +490,10 @@ bool run_module_case(const module_bench_case& c, const options& o, double peak, 
   const double projection_gflops = c.projection_flops() / (share * seconds) / 1e9;
   double onednn = NAN, pytorch = NAN;
   if (have_onednn) {
-    const child_report peer = in_child([&] { return std::pair{time_onednn_module(c), 0.0}; });
+    const child_report peer = in_child([&] {
+      keep_freed_memory_mapped();
+      return std::pair{time_onednn_module(c), 0.0};
+    });
     if (peer.ok) onednn = peer.value;
   }
   if (o.peers)
@@ -565,7 +582,10 @@ int run_on_cpu(const options& o, const std::vector<const bench_case*>& selected,
     std::string missing;
     const bool peers = o.peers && c->peers_compute_it;
     if (have_onednn && c->peers_compute_it) {
-      const child_report peer = in_child([&] { return std::pair{time_onednn(*c), 0.0}; });
+      const child_report peer = in_child([&] {
+        keep_freed_memory_mapped();
+        return std::pair{time_onednn(*c), 0.0};
+      });
       if (peer.ok) onednn = c->flops() / peer.value / 1e9;
     } else if (peers) {
       missing += "\"onednn\"";
