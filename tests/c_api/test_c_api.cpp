@@ -14,6 +14,8 @@
 #include "aot_learned_alibi_slopes.hpp"
 #include "aot_module_encoder.h"
 #include "aot_module_encoder.hpp"
+#include "attngen/c_api.h"
+#include "attngen/runtime/detail/scratch_memory.hpp"
 #include "c_api/c_callers.h"
 #include "kernels/aot_call.hpp"
 #include "kernels/aot_module_call.hpp"
@@ -288,4 +290,13 @@ TEST_CASE("C API: attngen_merge gives the C++ merge's bits, and its messages for
   CHECK(std::string(error.message).rfind("parts[1].output: expected Lq 3", 0) == 0);
   CHECK(attngen_merge(nullptr, 1, none, none, none, &error) == ATTNGEN_NULL_POINTER);
   CHECK(std::string(error.message) == "parts: null with a count of 1");
+}
+
+TEST_CASE("C API: attngen_release_cached_memory frees the scratch a module call kept for the next", "[c_api]") {
+  const auto problem = make_random_module_problem(aot_module_encoder::description, 2, 64, 64, 9);
+  aot_module_call call(problem);
+  REQUIRE(aot_module_encoder::run(call.args()).ok());
+  REQUIRE(detail::scratch_memory_statistics().cached_bytes > 0);
+  attngen_release_cached_memory();
+  CHECK(detail::scratch_memory_statistics().cached_bytes == 0);
 }
