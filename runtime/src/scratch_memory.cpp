@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
@@ -37,9 +36,7 @@ struct alignas(scratch_alignment) block_header {
   std::uint32_t size_class;
   block_header* next;
 };
-static_assert(sizeof(block_header) == scratch_alignment);
-// After every block's bytes, readable.
-constexpr std::size_t tail_bytes = 64;
+static_assert(sizeof(block_header) == scratch_alignment && sizeof(block_header) >= scratch_readable_margin);
 
 constexpr std::size_t rounded_up(std::size_t bytes, std::size_t to) { return (bytes + to - 1) / to * to; }
 
@@ -63,7 +60,8 @@ static_assert(class_bytes(class_of(3 << 20)) == std::size_t(3) << 20);
 static_assert(class_of(largest_request) < class_count);
 
 block_header* from_system(std::size_t bytes, std::uint32_t size_class) {
-  void* memory = std::aligned_alloc(scratch_alignment, rounded_up(sizeof(block_header) + bytes + tail_bytes, scratch_alignment));
+  const std::size_t system_bytes = sizeof(block_header) + bytes + scratch_readable_margin;
+  void* memory = std::aligned_alloc(scratch_alignment, rounded_up(system_bytes, scratch_alignment));
   if (memory == nullptr) return nullptr;
   return new (memory) block_header{size_class, nullptr};
 }

@@ -75,9 +75,9 @@ attention_args attention_args_of(const attention_desc& desc, const tensor_view* 
 void set_num_threads(int threads);
 
 /// Frees the scratch memory kernels keep between calls. Kernels keep the large buffers of a call (K
-/// and V staged per task, split states, a module's projections; at most detail::most_cached_bytes) for the next
-/// call, so that it does not map and fault them in afresh; an app done with attention for a while
-/// can hand them back. Safe at any time: a call running meanwhile keeps its own buffers.
+/// and V staged per task, split states, a module's projections; at most detail::most_cached_bytes)
+/// for the next call, so that it does not map and fault them in afresh; an app done with attention
+/// for a while can hand them back. Safe at any time: a call running meanwhile keeps its own buffers.
 void release_cached_memory();
 
 }  // namespace attngen

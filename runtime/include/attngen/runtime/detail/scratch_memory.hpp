@@ -19,8 +19,11 @@ inline constexpr std::size_t smallest_cached_block = 16 * 1024;
 /// The most bytes the cache holds; a block freed past it goes back to the system.
 inline constexpr std::size_t most_cached_bytes = std::size_t(256) << 20;
 
-/// `bytes` of scratch, aligned to scratch_alignment, with 64 readable bytes before and after (Halide
-/// may read a vector's tail past either end); null when the system has no memory. Thread-safe.
+/// Readable bytes before and after every scratch block (Halide may read a vector past either end).
+inline constexpr std::size_t scratch_readable_margin = 64;
+
+/// `bytes` of scratch, aligned to scratch_alignment, readable scratch_readable_margin bytes before and
+/// after; null when the system has no memory. Thread-safe.
 void* scratch_allocate(std::size_t bytes) noexcept;
 
 /// Returns a block of scratch_allocate (null is ignored) to the cache, or to the system when the
