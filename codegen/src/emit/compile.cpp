@@ -32,10 +32,11 @@ namespace attngen::codegen {
 
 namespace {
 
-// LLVM's SLP vectorizer turns the linear layer's eight row addresses into vector arithmetic in every
-// step of its product (vpaddq, vpextrq: ports its FMAs need). Held to clear gains, module projections
-// on a 2-core Xeon: 0.37-0.45 -> 0.43-0.56 of peak. Halide reads HL_LLVM_ARGS when it first initializes
-// LLVM, so this takes effect in a process that has compiled nothing yet: the generator's per part.
+// LLVM's SLP vectorizer turns a register tile's row addresses into vector arithmetic in every step
+// of its product (vpaddq, vpextrq: ports its FMAs need). Held to clear gains on a 2-core Xeon: module
+// projections 0.37-0.45 -> 0.43-0.56 of peak; module_self_weights' weights part (its scores' 8 rows)
+// 0.85-0.88 -> 0.63-0.72 ms. Halide reads HL_LLVM_ARGS when it first initializes LLVM, so this takes
+// effect in a process that has compiled nothing yet: the generator's per part.
 void hold_back_slp_vectorizer() {
   const char* given = std::getenv("HL_LLVM_ARGS");
   std::string args = given ? given : "";
@@ -404,7 +405,9 @@ std::vector<build_cost> compile_kernel_part(const kernel_request& request, int p
   // One function holding every CPU target, with run-time dispatch. Halide builds the targets one
   // after the other, so each target's time runs from its start to the next one's.
   const cpu_part& cpu = parts.at(std::size_t(part));
-  if (cpu.shared == module_part::projection || cpu.shared == module_part::out_projection) hold_back_slp_vectorizer();
+  if (cpu.shared == module_part::projection || cpu.shared == module_part::out_projection ||
+      cpu.shared == module_part::weights)
+    hold_back_slp_vectorizer();
   const std::string function = halide_function_name(request.name, cpu.name());
   const bool inspected = cpu.is_variant() && cpu.variant == kernel_variant::general;
   // Halide calls module_for once per target, in the order given.

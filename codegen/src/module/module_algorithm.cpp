@@ -339,14 +339,17 @@ void define_weights(module_algorithm& m, const blocking& tiles) {
   m.row_max = Func("row_max");
   m.row_max(i, h, b) = masked_score_limit;
   m.row_max(i, h, b) = max(m.row_max(i, h, b), m.row_max_lanes(m.weights_lane_reduction, i, h, b));
+  m.exponentials = Func("exponentials");
+  m.exponentials(j, i, h, b) =
+      select(m.scores(j, i, h, b) <= masked_score_limit, 0.0f, exp(m.scores(j, i, h, b) - m.row_max(i, h, b)));
   m.row_sum_lanes = Func("row_sum_lanes");
   m.row_sum_lanes(lane, i, h, b) = 0.0f;
-  m.row_sum_lanes(lane, i, h, b) += select(score_j <= masked_score_limit, 0.0f, exp(score_j - m.row_max(i, h, b)));
+  m.row_sum_lanes(lane, i, h, b) += m.exponentials(m.weights_row_reduction * lanes + lane, i, h, b);
   m.row_sum = Func("row_sum");
   m.row_sum(i, h, b) = 0.0f;
   m.row_sum(i, h, b) += m.row_sum_lanes(m.weights_lane_reduction, i, h, b);
   const Expr score = m.scores(kernel_key, i, h, b);
-  Expr weight = select(score <= masked_score_limit, 0.0f, exp(score - m.row_max(i, h, b)) / m.row_sum(i, h, b));
+  Expr weight = select(score <= masked_score_limit, 0.0f, m.exponentials(kernel_key, i, h, b) / m.row_sum(i, h, b));
   if (src.value_weight_factor.defined()) weight *= src.value_weight_factor(kernel_key, i, h, b);
   m.head_weights = Func("head_weights");
   m.head_weights(column, i, h, b) = weight;

@@ -92,6 +92,7 @@ struct module_algorithm {
   Halide::Func scores;        ///< (j, i, h, b): scaled and masked
   Halide::Func row_max_lanes, row_sum_lanes;  ///< (lane, i, h, b): lane-parallel partial row maxima and sums
   Halide::Func row_max, row_sum;  ///< (i, h, b): each row's largest score and its softmax denominator
+  Halide::Func exponentials;  ///< (j, i, h, b): exp(score - row max), 0 where masked: computed once per score
   Halide::Func head_weights;  ///< (column, i, h, b): softmax weights after dropout, PyTorch's key order
   Halide::Func summed_weights;  ///< (column, i, b): head_weights summed over heads; only when averaged
   Halide::RDom score_reduction, weights_row_reduction, weights_lane_reduction, head_reduction;
