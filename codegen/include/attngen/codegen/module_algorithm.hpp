@@ -30,8 +30,9 @@ using attngen::module_part;
 using attngen::cpu_module_parts;
 using attngen::takes_dropout_scalars;
 
-/// Outputs per register tile of the CPU linear parts with `lanes` float lanes: two vectors.
-constexpr int linear_tile_outputs(int lanes) { return 2 * lanes; }
+/// Outputs per register tile of the CPU linear parts with `lanes` float lanes: four vectors with
+/// AVX-512's 32 registers, two with 16 (schedule_module.cpp gives the rows and the measurements).
+constexpr int linear_tile_outputs(int lanes) { return lanes >= 16 ? 4 * lanes : 2 * lanes; }
 
 /// y(n, i, b) = x(c, i, b) . W(c, n) + bias(n): PyTorch's Linear with W stored (out, in). The
 /// product reads W transposed, whole or in panels: one of weight_transposed and weight_panels is defined.
