@@ -60,6 +60,9 @@ int queries_for_rows_in_lanes(int group, int lanes, int rows) {
 // Lq512 Lk4096, paged) 81.6-83.3 against 84.8-86.5 ms; prefill_mha_causal, ragged_prefill, modules same.
 constexpr int short_queries_rows = 32;
 
+// Keys per short_queries block in a module's attention, at most (cpu_module_variant_blocking).
+constexpr int module_short_queries_keys = 128;
+
 // The fewest rows a rows-in-lanes tile fills well; single_query serves calls of fewer queries.
 constexpr int rows_in_lanes_min_rows = 16;
 }  // namespace
@@ -178,10 +181,11 @@ blocking cpu_module_variant_blocking(const mha_desc& desc, const Halide::Target&
   // JIT, that module's attention part took 0.102 ms without it against 0.077 ms at B16 L10 S10, and
   // the whole call 1.99 against 1.89 ms (min of 5 interleaved); at B4 L64 S64 2.53 against 2.47 ms.
   tiles.first_block_starts_state = false;
-  // Key blocks of 8 vectors for short_queries: a module's self-attention is often of 128 tokens or
-  // fewer, where 16-vector blocks were half padding (module_self's attention part, B4 L128 E512 H8,
-  // AVX-512: 0.91-0.96 -> 0.78-0.86 ms, 2 interleaved runs; module_cross_gqa, Lk 1024, the same).
-  if (variant == kernel_variant::short_queries) tiles.key_block = 8 * tiles.lanes;
+  // short_queries' key blocks of at most 128 keys: a module's self-attention is often of 128 tokens
+  // or fewer, where AVX-512's 256-key blocks were half padding (module_self's attention part, B4 L128
+  // E512 H8: 0.91-0.96 -> 0.78-0.86 ms, 2 interleaved runs; module_cross_gqa, Lk 1024, the same).
+  if (variant == kernel_variant::short_queries)
+    tiles.key_block = std::min(tiles.key_block, module_short_queries_keys);
   // A module's V is its projection's output, laid out for the attention: staging it measured no
   // faster (module_cross_gqa 13.9-14.4 against 13.4 ms, module_self within noise); f16 is still widened once.
   tiles.stage_values = tiles.stage_values && desc.attention_operator().effective_kv_element() == dtype::f16;
