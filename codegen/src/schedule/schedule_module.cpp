@@ -16,7 +16,7 @@ namespace {
 // constant extents and unroll; stores past the ends are skipped. AVX-512: 6 rows x 4 vectors (24 of
 // its 32 registers), against 8 x 2 paired runs on a 2-core Xeon, new / old time: module_self 0.92
 // (faster in 5 of 5), module_self_weights 0.95, module_cross_gqa 1.00; a bare loop from L2 read
-// 0.86-0.90 of one core's FMA peak at 6 x 4, 0.79-0.83 at 8 x 2. AVX2: 4 rows x 2 vectors of its 16.
+// 0.86-0.87 of one core's FMA peak at 6 x 4, 0.74-0.79 at 8 x 2. AVX2: 4 rows x 2 vectors of its 16.
 void schedule_linear_part(module_algorithm& m, int lanes) {
   linear_funcs& f = m.linear;
   const Var n = m.n, i = m.i, b = m.b;
