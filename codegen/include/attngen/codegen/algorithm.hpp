@@ -108,6 +108,10 @@ struct block_funcs {
   /// that applies the modifier per key. Defined only for a kernel with a mask modifier (the score's
   /// pure definition then leaves the modifier out, so blocks it shows whole never evaluate it).
   Halide::RDom modifier_masked_keys;
+  /// Over a block's keys, where causality or the key length hides some of them from some row: the
+  /// score's update that masks them. Defined only where those are the kernel's only masks before the
+  /// modifier (no score modifier, additive or boolean mask); the pure definition is then q.k alone.
+  Halide::RDom structurally_masked_keys;
   Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima
   Halide::Func block_max;       ///< (ii, kb, it, g, b): row maximum of the block, floored
   Halide::Func weight;          ///< (j, ii, kb, it, g, b): exp(score - block_max); exactly 0 when masked
