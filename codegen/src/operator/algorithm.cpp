@@ -69,19 +69,15 @@ Expr structurally_masked(const attention_algorithm& a, Expr key, Expr query, Exp
 }
 
 // Whether causality or the key length hides some key of block kb from some row of tile it: the
-// block's last key past the key length, or past the tile's first query's diagonal. (That query as
-// Halide cannot solve for the tile: see algorithm_reading.)
+// structural rule at the block's last key and the tile's first query, where it is most likely to
+// hide (that query as Halide cannot solve for the tile: see algorithm_reading). Only for kernels
+// whose sources hide nothing else.
 Expr block_cut_by_structure(const attention_algorithm& a) {
-  const attention_sources& src = a.sources;
   const Expr last_key = a.kb * a.tiles.key_block + (a.tiles.key_block - 1);
-  Expr cut = last_key >= src.key_length;
-  if (a.desc.is_causal()) {
-    Expr past_diagonal = last_key > a.it * a.tile_queries_unproven + src.causal_offset;
-    if (!Internal::is_const_zero(src.causally_free_keys))
-      past_diagonal = past_diagonal && last_key >= src.causally_free_keys;
-    cut = cut || past_diagonal;
-  }
-  return cut;
+  const Expr first_query = a.it * a.tile_queries_unproven;
+  const Expr first_head = a.g * a.desc.group_size();
+  return structurally_masked(a, last_key, first_query, clamp(last_key, 0, a.sources.key_length - 1),
+                             clamp(first_query, 0, a.sources.query_length - 1), first_head, a.b);
 }
 
 // The scaled score after the description's score modifier; reads at the key alone from `key_read`

@@ -270,14 +270,13 @@ void schedule_block_funcs(attention_algorithm& a, block_funcs& f, const LoopLeve
   }
   // The masking passes over the blocks causality, the key length or the mask modifier cut, in the
   // order they are defined, vectorised along the scores' storage.
-  int update = 0;
-  for (const RDom& masked_keys : {f.structurally_masked_keys, f.modifier_masked_keys}) {
-    if (!masked_keys.defined()) continue;
-    const RVar key_in_block = masked_keys.x;
+  const std::vector<RDom> masking_passes = f.score_masking_passes();
+  for (std::size_t update = 0; update < masking_passes.size(); ++update) {
+    const RVar key_in_block = masking_passes[update].x;
     if (a.tiles.qk == qk_layout::rows_in_lanes)
-      f.score.update(update++).reorder(a.ii, key_in_block).vectorize(a.ii, lanes);
+      f.score.update(int(update)).reorder(a.ii, key_in_block).vectorize(a.ii, lanes);
     else
-      f.score.update(update++).reorder(key_in_block, a.ii).vectorize(key_in_block, lanes);
+      f.score.update(int(update)).reorder(key_in_block, a.ii).vectorize(key_in_block, lanes);
   }
   // Reads at the key alone, once per block: a loop of vector loads the block's stages read densely.
   for (Func read : f.key_reads)

@@ -200,9 +200,9 @@ void schedule_gpu(attention_algorithm& a) {
         .bound(a.j, 0, a.tiles.key_block)
         .bound_extent(a.ii, rows)
         .gpu_threads(a.j, a.ii);
-  int update = 0;
-  for (const RDom& masked_keys : {f.structurally_masked_keys, f.modifier_masked_keys})
-    if (masked_keys.defined()) f.score.update(update++).gpu_threads(masked_keys.x, a.ii);
+  const std::vector<RDom> masking_passes = f.score_masking_passes();
+  for (std::size_t update = 0; update < masking_passes.size(); ++update)
+    f.score.update(int(update)).gpu_threads(masking_passes[update].x, a.ii);
   f.dot.compute_at(f.score, a.j);
   // Row maxima and sums: one thread per row, its partials in registers.
   for (auto [partial, total] : {std::pair{f.block_max_lanes, f.block_max}, std::pair{f.block_sum_lanes, f.block_sum}}) {

@@ -112,6 +112,14 @@ struct block_funcs {
   /// score's update that masks them. Defined only where those are the kernel's only masks before the
   /// modifier (no score modifier, additive or boolean mask); the pure definition is then q.k alone.
   Halide::RDom structurally_masked_keys;
+  /// The score's updates' reductions, in the order they are defined (score.update(i) reduces over
+  /// the i-th): the defined ones of structurally_masked_keys, modifier_masked_keys.
+  std::vector<Halide::RDom> score_masking_passes() const {
+    std::vector<Halide::RDom> passes;
+    for (const Halide::RDom& keys : {structurally_masked_keys, modifier_masked_keys})
+      if (keys.defined()) passes.push_back(keys);
+    return passes;
+  }
   Halide::Func block_max_lanes; ///< (lane, ii, kb, it, g, b): per-lane partial maxima
   Halide::Func block_max;       ///< (ii, kb, it, g, b): row maximum of the block, floored
   Halide::Func weight;          ///< (j, ii, kb, it, g, b): exp(score - block_max); exactly 0 when masked
