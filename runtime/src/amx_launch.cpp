@@ -1,29 +1,14 @@
 #include <cstdint>
-#include <memory>
 
 #include "HalideRuntime.h"
 #include "attngen/runtime/detail/amx_kernel.hpp"
 #include "attngen/runtime/detail/tensorcore_launch.hpp"
 #include "attngen/runtime/detail/thread_pool.hpp"
+#include "thread_scratch.hpp"
 
 namespace attngen::detail {
 
 namespace {
-
-constexpr std::size_t scratch_alignment = 64;
-
-// A thread's scratch, kept for its next call: the pool's threads live as long as the process.
-unsigned char* thread_scratch(std::size_t bytes) {
-  thread_local std::unique_ptr<unsigned char[]> held;
-  thread_local std::size_t held_bytes = 0;
-  if (held_bytes < bytes) {
-    held.reset();
-    held.reset(new unsigned char[bytes + scratch_alignment]);
-    held_bytes = bytes;
-  }
-  const auto address = reinterpret_cast<std::uintptr_t>(held.get());
-  return held.get() + (scratch_alignment - address % scratch_alignment) % scratch_alignment;
-}
 
 struct amx_job {
   const amx_kernel* kernel;

@@ -34,7 +34,7 @@ std::string amx_source(const std::string& name, const std::string& cpp_namespace
   }
   const std::string variant = name + "_amx_variant";
   // Everything the kernel's code includes comes first, compiled for the library's own target: only
-  // the kernel's own functions (internal linkage, attngen/amx/vectors.hpp) are compiled for AMX.
+  // the kernel's own functions (internal linkage, attngen/simd/vectors.hpp) are compiled for AMX.
   c << "#include <immintrin.h>\n\n#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <utility>\n\n"
     << "#include \"attngen/runtime/detail/amx_kernel.hpp\"\n"
     << "#include \"attngen/tensorcore/flash_forward.hpp\"\n"

@@ -17,13 +17,15 @@
 #include <cstring>
 
 #include "attngen/amx/call.hpp"
-#include "attngen/amx/vectors.hpp"
+#include "attngen/simd/vectors.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace attngen::amx {
 namespace {
+
+using namespace attngen::simd;
 
 /// Task `task` of `p` with `task_groups` row groups a task (forward_call documents the order), in
 /// `scratch` laid out as scratch_for(D).

@@ -1,7 +1,8 @@
 #pragma once
-/// Sixteen-lane vectors for the AMX tile code's softmax and packing, written once with the GCC and
-/// Clang vector extensions: the AMX translation unit (NAME_amx.cpp) compiles them to one AVX-512
-/// register each, the tests to whatever their build targets. Where ATTNGEN_AMX_TARGET is defined (code
+/// Sixteen-lane vectors for the hand-written CPU paths (the AMX tile code's softmax and packing, the
+/// vector decoding path), written once with the GCC and Clang vector extensions: the translation units
+/// compiled for AVX-512 (NAME_amx.cpp, the runtime's vector_decode.cpp) make them one register each,
+/// the tests whatever their build targets. Where ATTNGEN_AMX_TARGET is defined (code
 /// compiled for AVX-512 with BF16, as NAME_amx.cpp's target region is), the exponential and the bf16
 /// packing use the instructions made for them. Everything here has internal linkage, so that code
 /// compiled for AVX-512 in one translation unit is never what the linker keeps for another.
@@ -17,7 +18,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-namespace attngen::amx {
+namespace attngen::simd {
 namespace {
 
 using f32x16 = float __attribute__((vector_size(64)));
@@ -37,7 +38,7 @@ inline void store(T* to, V v) {
 }
 inline f32x16 splat(float x) { return f32x16{} + x; }
 /// The larger of each pair, NaN where either is NaN.
-inline f32x16 max_of(f32x16 a, f32x16 b) { return (a > b) | (a != a) ? a : b; }
+inline f32x16 max_of(f32x16 a, f32x16 b) { return ((a > b) | (a != a)) ? a : b; }
 inline bool any_lane(i32x16 m) {
   std::int32_t any = 0;
   for (int n = 0; n < 16; ++n) any |= m[n];
@@ -140,6 +141,6 @@ inline void transpose(u32x16 (&m)[16]) {
 }
 
 }  // namespace
-}  // namespace attngen::amx
+}  // namespace attngen::simd
 
 #pragma GCC diagnostic pop
