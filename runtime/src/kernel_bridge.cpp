@@ -10,6 +10,7 @@
 #include "attngen/runtime/detail/lse_layout.hpp"
 #include "attngen/runtime/detail/scratch_memory.hpp"
 #include "attngen/runtime/detail/thread_pool.hpp"
+#include "attngen/runtime/detail/vector_decode.hpp"
 #include "attention_views.hpp"
 #include "call_context.hpp"
 #include "caught_exception.hpp"
@@ -115,6 +116,12 @@ status run_sequences(const attention_desc& desc, const attention_args& args, con
   if (device == device_kind::cuda && kernel.tensorcore != nullptr)
     if (const auto launch = tensorcore_launch_of(desc, args, *kernel.tensorcore))
       return launch_tensorcore(*kernel.tensorcore, *launch, context);
+  // Decoding takes the whole batch in one call on the CPU's vectors, where it can.
+  if (device == device_kind::host)
+    if (auto call = vector_decode_call_of(desc, args, current_cpu())) {
+      run_vector_decoding(*call);
+      return {};
+    }
   const attention_argument_table arguments = kernel_arguments(desc);
   const std::int64_t sequences = sequence_count(desc, args);
   for (std::int64_t b = 0; b < sequences; ++b) {
@@ -164,6 +171,11 @@ status run_attention_call(const attention_desc& desc, const attention_args& args
   if (device == device_kind::cuda && kernel.tensorcore != nullptr)
     if (const auto launch = tensorcore_launch_of(desc, args, *kernel.tensorcore))
       return launch_tensorcore(*kernel.tensorcore, *launch, context);
+  if (device == device_kind::host)
+    if (auto call = vector_decode_call_of(desc, args, current_cpu())) {
+      run_vector_decoding(*call);
+      return {};
+    }
   if (device == device_kind::host && kernel.amx != nullptr)
     if (auto call = amx_call_of(desc, args, *kernel.amx, current_cpu(), pool_threads())) {
       run_amx(*kernel.amx, *call);

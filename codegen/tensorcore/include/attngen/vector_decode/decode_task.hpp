@@ -1,0 +1,406 @@
+#pragma once
+/// Decoding on 16-lane vectors, for the calls attngen/vector_decode/call.hpp takes: the runtime compiles
+/// it for AVX-512 (vector_decode.cpp's target region, ATTNGEN_VECTOR_DECODE_AVX512 defined), the tests
+/// for whatever their build targets.
+///
+/// A task is task_keys keys of one sequence, in chunks of chunk_keys keys, every kv head of a chunk in
+/// turn (the order a paged cache holds them in):
+/// - q.k with the head dim in lanes: a key row is widened to float once and meets each of the group's
+///   rows; 16 keys' sums of a row fold into one vector of scores (lane t: key t);
+/// - an online softmax per chunk and kv head, in base 2 (q is scaled by log2 e);
+/// - p.V into the row's output, kept in the scratch, 4 rows x 64 dims in registers per pass over V.
+/// An int8 cache's scales multiply the scores and the weights, so its rows are widened, never scaled.
+/// While a chunk is used, the next one is fetched into L2, in address order, beside its products: a
+/// sequence's pages lie anywhere in the pool, where no hardware prefetcher follows.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <utility>
+
+#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+#include <immintrin.h>
+#endif
+
+#include "attngen/simd/vectors.hpp"
+#include "attngen/vector_decode/call.hpp"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace attngen::vector_decode {
+namespace {
+
+using namespace attngen::simd;
+
+/// 16 elements of a cache row from `at`, as float: one widening and, for integers, one conversion
+/// (GCC 12 converts vectors of narrower elements element by element).
+template <dtype E>
+inline f32x16 widen(const unsigned char* at) {
+  if constexpr (E == dtype::f32) {
+    return load<f32x16>(at);
+  } else {
+#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+    if constexpr (E == dtype::bf16) return f32x16(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(words), 16)));
+    if constexpr (E == dtype::f16) return f32x16(_mm512_cvtph_ps(words));
+    if constexpr (E == dtype::i8) return f32x16(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
+#else
+    f32x16 wide;
+    for (int n = 0; n < 16; ++n) {
+      if constexpr (E == dtype::bf16) wide[n] = __builtin_bit_cast(float, std::uint32_t(load<std::uint16_t>(at + 2 * n)) << 16);
+      if constexpr (E == dtype::f16) wide[n] = float(load<_Float16>(at + 2 * n));
+      if constexpr (E == dtype::i8) wide[n] = float(static_cast<std::int8_t>(at[n]));
+    }
+    return wide;
+#endif
+  }
+}
+
+/// *at in every lane: a load that broadcasts (splat's vector add of zero would cost a shuffle too).
+inline f32x16 broadcast(const float* at) {
+#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+  return f32x16(_mm512_set1_ps(*at));
+#else
+  return splat(*at);
+#endif
+}
+
+inline f32x16 fma_of(f32x16 a, f32x16 b, f32x16 c) {
+#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+  return f32x16(_mm512_fmadd_ps(__m512(a), __m512(b), __m512(c)));
+#else
+  return a * b + c;
+#endif
+}
+
+/// `prefetcht2` of the line at `address`, written out: GCC 12 deletes loops of __builtin_prefetch
+/// alone (as loops without side effects) in some nests.
+inline void prefetch_into_l2(const void* address) {
+#if defined(__x86_64__)
+  __asm__ volatile("prefetcht2 %0" ::"m"(*static_cast<const char*>(address)));
+#else
+  __builtin_prefetch(address, 0, 1);
+#endif
+}
+
+/// The slot of key t's sums: folded in this order, lane t of the scores is key t's.
+constexpr int slot_of(int t) { return (t & 1) << 3 | (t & 2) << 1 | (t & 4) >> 1 | (t & 8) >> 3; }
+
+// One fold of pairs of vectors: within each block of 2H lanes, the first H lanes sum a's two halves
+// of the block, the next H b's.
+constexpr int low_lane(int h, int lane) {
+  const int position = lane % (2 * h), block = lane - position;
+  return position < h ? block + position : 16 + block + position - h;
+}
+constexpr int high_lane(int h, int lane) {
+  const int position = lane % (2 * h), block = lane - position;
+  return position < h ? block + h + position : 16 + block + position;
+}
+template <int H, std::size_t... L>
+inline f32x16 fold(f32x16 a, f32x16 b, std::index_sequence<L...>) {
+  return __builtin_shufflevector(a, b, low_lane(H, int(L))...) + __builtin_shufflevector(a, b, high_lane(H, int(L))...);
+}
+
+/// Lane t: the sum of the lanes of sums[slot_of(t)].
+inline f32x16 lane_sums(const f32x16* sums) {
+  constexpr auto lanes = std::make_index_sequence<16>{};
+  f32x16 halves[8], quarters[4], eighths[2];
+  for (int j = 0; j < 8; ++j) halves[j] = fold<8>(sums[2 * j], sums[2 * j + 1], lanes);
+  for (int j = 0; j < 4; ++j) quarters[j] = fold<4>(halves[2 * j], halves[2 * j + 1], lanes);
+  for (int j = 0; j < 2; ++j) eighths[j] = fold<2>(quarters[2 * j], quarters[2 * j + 1], lanes);
+  return fold<1>(eighths[0], eighths[1], lanes);
+}
+
+/// The largest lane, NaN where any lane is.
+inline float largest_lane(f32x16 v) {
+#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+  if (_mm512_cmp_ps_mask(__m512(v), __m512(v), _CMP_UNORD_Q) != 0) return std::numeric_limits<float>::quiet_NaN();
+  return _mm512_reduce_max_ps(__m512(v));
+#else
+  float most = v[0];
+  for (int n = 1; n < 16; ++n) most = v[n] > most || v[n] != v[n] ? v[n] : most;
+  return most;
+#endif
+}
+inline float lane_total(f32x16 v) {
+#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+  return _mm512_reduce_add_ps(__m512(v));
+#else
+  float sum = 0.0f;
+  for (int n = 0; n < 16; ++n) sum += v[n];
+  return sum;
+#endif
+}
+
+/// A chunk's keys: where each key's row (kv head 0) and scale lie, and how many keys it has.
+struct chunk_rows {
+  const unsigned char* k[chunk_keys];
+  const unsigned char* v[chunk_keys];
+  const float* k_scale[chunk_keys];
+  const float* v_scale[chunk_keys];
+  int keys = 0;
+};
+
+/// Rows r0 .. r0 + N - 1 of one kv head: out = out x rescale + weights . V over the chunk's keys, W
+/// vectors of dims from vector v0 at a time.
+template <dtype E, int D, int N, int W>
+inline void add_values(const chunk_rows& chunk, std::int64_t head_bytes, int v0, const float* weights, float* out,
+                       const float* rescale) {
+  constexpr int bytes = size_of(E);
+  f32x16 sum[N][W];
+#pragma GCC unroll 4
+  for (int n = 0; n < N; ++n)
+#pragma GCC unroll 4
+    for (int j = 0; j < W; ++j) sum[n][j] = load<f32x16>(out + n * D + (v0 + j) * 16) * rescale[n];
+  for (int t = 0; t < chunk.keys; ++t) {
+    const unsigned char* row = chunk.v[t] + head_bytes + v0 * 16 * bytes;
+    f32x16 value[W];
+#pragma GCC unroll 4
+    for (int j = 0; j < W; ++j) value[j] = widen<E>(row + j * 16 * bytes);
+#pragma GCC unroll 4
+    for (int n = 0; n < N; ++n) {
+      const f32x16 weight = broadcast(weights + n * chunk_keys + t);
+#pragma GCC unroll 4
+      for (int j = 0; j < W; ++j) sum[n][j] = fma_of(value[j], weight, sum[n][j]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int n = 0; n < N; ++n)
+#pragma GCC unroll 4
+    for (int j = 0; j < W; ++j) store(out + n * D + (v0 + j) * 16, sum[n][j]);
+}
+
+template <dtype E, int D, int N>
+inline void add_values(const chunk_rows& chunk, std::int64_t head_bytes, const float* weights, float* out,
+                       const float* rescale) {
+  constexpr int vectors = D / 16, whole = vectors / 4 * 4;
+  for (int v0 = 0; v0 < whole; v0 += 4) add_values<E, D, N, 4>(chunk, head_bytes, v0, weights, out, rescale);
+  if constexpr (vectors % 4 != 0) add_values<E, D, N, vectors % 4>(chunk, head_bytes, whole, weights, out, rescale);
+}
+
+template <dtype E, int D>
+void decode_task(const call& c, int task, unsigned char* scratch) {
+  constexpr int vectors = D / 16, bytes = size_of(E), chunk_size = keys_per_chunk(E), groups = chunk_size / group_keys;
+  constexpr float log2e = 1.4426950408889634f, ln2 = 0.6931471805599453f;
+  constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
+  constexpr bool scaled = E == dtype::i8;
+  const params& p = c.p;
+  const int KVH = p.kv_heads, group = p.group();
+  const scratch_layout layout = scratch_for(D, KVH);
+  int b = 0;
+  while (c.first_task[b + 1] <= task) ++b;
+  const int rows = p.rows_of(b), start = (task - c.first_task[b]) * task_keys;
+  int key_end[max_rows], last_key = start;
+  for (int r = 0; r < rows; ++r) {
+    key_end[r] = p.key_end(b, r) < start + task_keys ? p.key_end(b, r) : start + task_keys;
+    last_key = key_end[r] > last_key ? key_end[r] : last_key;
+  }
+
+  auto* const queries = reinterpret_cast<float*>(scratch + layout.queries);
+  auto* const out = reinterpret_cast<float*>(scratch + layout.out);
+  auto* const max_sum = reinterpret_cast<float*>(scratch + layout.max_sum);
+  auto* const sums = reinterpret_cast<f32x16*>(scratch + layout.sums);
+  auto* const weights = reinterpret_cast<float*>(scratch + layout.weights);
+
+  const auto* const k_cache = static_cast<const unsigned char*>(p.k);
+  const auto* const v_cache = static_cast<const unsigned char*>(p.v);
+  const bool paged = p.page_size > 0;
+  const int page_shift = paged ? __builtin_ctz(unsigned(p.page_size)) : 0;
+  // The chunk of keys from `first`: their rows of kv head 0, each key's first element.
+  auto rows_from = [&](int first, chunk_rows& chunk) {
+    chunk.keys = last_key - first < chunk_size ? last_key - first : chunk_size;
+    for (int t = 0; t < chunk.keys; ++t) {
+      const int key = first + t;
+      std::int64_t outer = b, token = key;
+      if (paged) {
+        outer = p.page_table[b * p.table_stride + (key >> page_shift)];
+        token = key & (p.page_size - 1);
+      }
+      chunk.k[t] = k_cache + (outer * p.k_outer + token * p.k_token) * bytes;
+      chunk.v[t] = v_cache + (outer * p.v_outer + token * p.v_token) * bytes;
+      if constexpr (scaled) {
+        chunk.k_scale[t] = p.k_scale + outer * p.ks_outer + token * p.ks_token;
+        chunk.v_scale[t] = p.v_scale + outer * p.vs_outer + token * p.vs_token;
+      }
+    }
+  };
+
+  chunk_rows chunks[2];
+  rows_from(start, chunks[0]);
+  // A key's rows of every kv head, line by line: in address order where the cache holds a token's
+  // heads together. The first chunk's are fetched before the queries are scaled, later chunks'
+  // beside the products of the one before.
+  constexpr int lines_per_row = (D * bytes + 63) / 64;
+  const int lines_per_key = KVH * lines_per_row;
+  auto fetch_line = [&](const chunk_rows& chunk, int t, int line) {
+    const int h = line / lines_per_row, at = line % lines_per_row * 64;
+    prefetch_into_l2(chunk.k[t] + h * p.k_head * bytes + at);
+    prefetch_into_l2(chunk.v[t] + h * p.v_head * bytes + at);
+  };
+  for (int t = 0; t < chunks[0].keys; ++t)
+    for (int line = 0; line < lines_per_key; ++line) fetch_line(chunks[0], t, line);
+
+  // q's rows times the call's scale and log2 e, so that the scores are in base 2.
+  const float q_factor = p.scale * log2e;
+  for (int h = 0; h < KVH; ++h)
+    for (int r = 0; r < rows; ++r) {
+      const float* row = p.q + p.first_row(b, p.q_batch, p.q_query) + (r / group) * p.q_query +
+                         (h * group + r % group) * p.q_head;
+      float* scaled_row = queries + (h * max_rows + r) * D;
+      for (int d = 0; d < D; d += 16) store(scaled_row + d, load<f32x16>(row + d) * q_factor);
+      float* row_out = out + (h * max_rows + r) * D;
+      for (int d = 0; d < D; d += 16) store(row_out + d, splat(0.0f));
+      max_sum[(h * max_rows + r) * 2] = minus_infinity;
+      max_sum[(h * max_rows + r) * 2 + 1] = 0.0f;
+    }
+
+  for (int c0 = start, which = 0; c0 < last_key; c0 += chunk_size, which ^= 1) {
+    const chunk_rows& chunk = chunks[which];
+    chunk_rows& next = chunks[which ^ 1];
+    next.keys = 0;
+    if (c0 + chunk_size < last_key) rows_from(c0 + chunk_size, next);
+    // The next chunk's keys fetched into L2 while this chunk's are used, each key's rows of every kv
+    // head in address order (the order DRAM streams best), kv head h's products taking the keys
+    // [h, h + 1) x per_head's with them.
+    const int per_head = (next.keys + KVH - 1) / KVH;
+    for (int h = 0; h < KVH; ++h) {
+      const std::int64_t k_head = h * p.k_head * bytes, v_head = h * p.v_head * bytes;
+      const int fetch_end = (h + 1) * per_head < next.keys ? (h + 1) * per_head : next.keys;
+      const int fetches = fetch_end > h * per_head ? (fetch_end - h * per_head) * lines_per_key : 0;
+      const int fetches_per_key = chunk.keys > 0 ? (fetches + chunk.keys - 1) / chunk.keys : 0;
+      int fetch_key = h * per_head, fetched_line = 0;
+      const float* q_rows = queries + h * max_rows * D;
+
+      // q.k and the online softmax's scores: each key's row against the rows, its sums in the key's
+      // slot, a group's slots folded into the scores of its 16 keys.
+      f32x16 scores[max_rows][groups];
+      for (int g = 0; g < groups; ++g) {
+        const int first = g * group_keys, keys = chunk.keys - first < group_keys ? chunk.keys - first : group_keys;
+        if (keys <= 0) {
+          for (int r = 0; r < rows; ++r) scores[r][g] = splat(minus_infinity);
+          continue;
+        }
+        for (int t = 0; t < keys; ++t) {
+          for (int n = 0; n < fetches_per_key && fetch_key < fetch_end; ++n) {
+            fetch_line(next, fetch_key, fetched_line);
+            if (++fetched_line == lines_per_key) fetched_line = 0, ++fetch_key;
+          }
+          const unsigned char* row = chunk.k[first + t] + k_head;
+          f32x16 k_row[vectors];
+#pragma GCC unroll 16
+          for (int i = 0; i < vectors; ++i) k_row[i] = widen<E>(row + i * 16 * bytes);
+          for (int r = 0; r < rows; ++r) {
+            const float* q_row = q_rows + r * D;
+            f32x16 even = k_row[0] * load<f32x16>(q_row), odd = splat(0.0f);
+#pragma GCC unroll 16
+            for (int i = 1; i < vectors; ++i) {
+              f32x16& sum = i % 2 == 0 ? even : odd;
+              sum = fma_of(k_row[i], load<f32x16>(q_row + i * 16), sum);
+            }
+            sums[r * group_keys + slot_of(t)] = even + odd;
+          }
+        }
+        for (int t = keys; t < group_keys; ++t)
+          for (int r = 0; r < rows; ++r) sums[r * group_keys + slot_of(t)] = splat(0.0f);
+        const i32x16 key = i32x16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} + (c0 + first);
+        f32x16 k_scales = splat(1.0f);
+        if constexpr (scaled) {
+          k_scales = splat(0.0f);
+          for (int t = 0; t < keys; ++t) k_scales[t] = chunk.k_scale[first + t][h * p.ks_head];
+        }
+        for (int r = 0; r < rows; ++r) {
+          f32x16 score = lane_sums(sums + r * group_keys);
+          if constexpr (scaled) score *= k_scales;
+          scores[r][g] = key < key_end[r] ? score : splat(minus_infinity);
+        }
+      }
+
+      // The online softmax: each row's weights, and the factor its output so far is rescaled by.
+      f32x16 v_scales[groups];
+      if constexpr (scaled)
+        for (int g = 0; g < groups; ++g) {
+          v_scales[g] = splat(0.0f);
+          for (int t = g * group_keys; t < chunk.keys && t < (g + 1) * group_keys; ++t)
+            v_scales[g][t - g * group_keys] = chunk.v_scale[t][h * p.vs_head];
+        }
+      float rescale[max_rows];
+      for (int r = 0; r < rows; ++r) {
+        f32x16 most = scores[r][0];
+        for (int g = 1; g < groups; ++g) most = max_of(most, scores[r][g]);
+        float* const state = max_sum + (h * max_rows + r) * 2;
+        const float chunk_max = largest_lane(most);
+        const float new_max = chunk_max > state[0] || chunk_max != chunk_max ? chunk_max : state[0];
+        rescale[r] = 1.0f;
+        f32x16 weight[groups];
+        for (f32x16& w : weight) w = splat(0.0f);
+        if (new_max != minus_infinity) {
+          rescale[r] = state[0] == minus_infinity ? 0.0f : std::exp2(state[0] - new_max);
+          f32x16 total = splat(0.0f);
+          for (int g = 0; g < groups; ++g) {
+            weight[g] = scores[r][g] == minus_infinity ? splat(0.0f) : exp2_of(scores[r][g] - new_max);
+            total += weight[g];
+          }
+          state[0] = new_max;
+          state[1] = state[1] * rescale[r] + lane_total(total);
+        }
+        for (int g = 0; g < groups; ++g) {
+          if constexpr (scaled) weight[g] *= v_scales[g];
+          store(weights + r * chunk_keys + g * group_keys, weight[g]);
+        }
+      }
+
+      // p.V, four rows at a time.
+      float* const head_out = out + h * max_rows * D;
+      for (int r0 = 0; r0 < rows; r0 += 4) {
+        const float* w = weights + r0 * chunk_keys;
+        float* o = head_out + r0 * D;
+        switch (rows - r0 < 4 ? rows - r0 : 4) {
+          case 1: add_values<E, D, 1>(chunk, v_head, w, o, rescale + r0); break;
+          case 2: add_values<E, D, 2>(chunk, v_head, w, o, rescale + r0); break;
+          case 3: add_values<E, D, 3>(chunk, v_head, w, o, rescale + r0); break;
+          default: add_values<E, D, 4>(chunk, v_head, w, o, rescale + r0); break;
+        }
+      }
+    }
+  }
+
+  for (int h = 0; h < KVH; ++h)
+    for (int r = 0; r < rows; ++r) {
+      const std::size_t at = c.state_of(task, h, r);
+      std::memcpy(c.partial_out + at * D, out + (h * max_rows + r) * D, D * sizeof(float));
+      const float* state = max_sum + (h * max_rows + r) * 2;
+      c.partial_max_sum[at * 2] = state[0] * ln2;
+      c.partial_max_sum[at * 2 + 1] = state[1];
+    }
+}
+
+template <dtype E, std::size_t... N>
+void decode_task_of_dim(const call& c, int task, unsigned char* scratch, std::index_sequence<N...>) {
+  ((c.p.head_dim == head_dims[N] ? decode_task<E, head_dims[N]>(c, task, scratch) : void()), ...);
+}
+
+template <dtype E>
+void run_tasks(call* c, unsigned char* scratch) {
+  for (int task = __atomic_fetch_add(&c->next_task, 1, __ATOMIC_RELAXED); task < c->tasks;
+       task = __atomic_fetch_add(&c->next_task, 1, __ATOMIC_RELAXED))
+    decode_task_of_dim<E>(*c, task, scratch, std::make_index_sequence<std::size(head_dims)>{});
+}
+
+/// A worker of `c`: takes tasks until none is left, in `scratch` (scratch_for's bytes, 64-byte aligned).
+inline void run_worker(call* c, unsigned char* scratch) {
+  switch (c->p.kv_element) {
+    case dtype::bf16: run_tasks<dtype::bf16>(c, scratch); break;
+    case dtype::f16: run_tasks<dtype::f16>(c, scratch); break;
+    case dtype::i8: run_tasks<dtype::i8>(c, scratch); break;
+    default: run_tasks<dtype::f32>(c, scratch); break;
+  }
+}
+
+}  // namespace
+}  // namespace attngen::vector_decode
+
+#pragma GCC diagnostic pop
