@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <unistd.h>
+
 #include "random_data.hpp"
 #include "timing.hpp"
 
@@ -44,8 +46,9 @@ struct kv_copy {
 // A batch's tensors as a serving engine holds them: queries packed (ragged) or (B, Lq, H, D); keys
 // and values in the layouts of the shape contract, token by token (a token's row holds every kv
 // head): a paged pool of exactly the pages the sequences need, handed out in a shuffled order, or a
-// dense cache of `key_capacity` keys per sequence. `copies` copies of the keys and values are cycled
-// between calls, so that each call reads them from DRAM.
+// dense cache of `key_capacity` keys per sequence. At least `copies` copies of the keys and values,
+// and together at least twice the last-level cache (260 MiB on some Xeons), are cycled between
+// calls, so that each call reads them from DRAM.
 class cache_batch {
  public:
   cache_batch(const attention_desc& desc, const std::vector<sequence_size>& sequences, int key_capacity, int copies,
@@ -70,6 +73,10 @@ class cache_batch {
     // The cache's rows: its pages', or every sequence's key capacity.
     const std::int64_t tokens = desc.is_paged() ? pages_ * desc.kv_page_size : B_ * key_capacity_;
     const dtype kv = desc.effective_kv_element();
+    const std::int64_t copy_bytes = tokens * KVH_ * (D_ + Dv_) * size_of(kv);
+    const long last_level_cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (last_level_cache > 0 && copy_bytes > 0)
+      copies = int(std::max<std::int64_t>(copies, (2 * std::int64_t(last_level_cache) + copy_bytes - 1) / copy_bytes));
     for (int n = 0; n < copies; ++n) {
       kv_copy& c = copies_.emplace_back();
       c.k = random_elements(std::size_t(tokens * KVH_ * D_), kv, rng);
@@ -82,6 +89,7 @@ class cache_batch {
   }
 
   std::size_t size() const { return sequences_.size(); }
+  int copies() const { return int(copies_.size()); }
 
   /// The call of the whole batch, reading copy `copy` of the keys and values.
   attention_args args(int copy) {
@@ -170,10 +178,10 @@ class cache_batch {
 // Median seconds of `call(copy)`, cycling the case's copies of its caches; -1 when a call fails (the
 // first failure's message on stderr, named by `what`).
 template <typename Call>
-double cycled_median_seconds(const bench_case& c, const std::string& what, Call call) {
+double cycled_median_seconds(const cache_batch& batch, const std::string& what, Call call) {
   bool failed = false;
   const double seconds = median_seconds([&](int n) {
-    const status s = call(n % c.rotated_caches);
+    const status s = call(n % batch.copies());
     if (!s && !failed) std::fprintf(stderr, "%s: %s\n", what.c_str(), s.message().c_str());
     failed = failed || !s;
   });
@@ -215,9 +223,9 @@ std::pair<double, double> time_cache_case(const bench_case& c, int threads) {
   double seconds = -1, compared_seconds = NAN;
   {
     cache_batch batch(c.desc, sequences, c.key_length, c.rotated_caches, rng);
-    seconds = cycled_median_seconds(c, c.name, [&](int copy) { return c.run(batch.args(copy)); });
+    seconds = cycled_median_seconds(batch, c.name, [&](int copy) { return c.run(batch.args(copy)); });
     if (c.compared_run != nullptr && !c.compared_desc.has_sequence_lengths())
-      compared_seconds = cycled_median_seconds(c, compared, [&](int copy) {
+      compared_seconds = cycled_median_seconds(batch, compared, [&](int copy) {
         for (std::size_t b = 0; b < batch.size(); ++b)
           if (status s = c.compared_run(batch.sequence_args(b, copy)); !s) return s;
         return status();
@@ -226,7 +234,7 @@ std::pair<double, double> time_cache_case(const bench_case& c, int threads) {
   // A comparison over a cache of its own is built once the case's is freed.
   if (c.compared_run != nullptr && c.compared_desc.has_sequence_lengths()) {
     cache_batch other(c.compared_desc, sequences, c.key_length, c.rotated_caches, rng);
-    compared_seconds = cycled_median_seconds(c, compared, [&](int copy) { return c.compared_run(other.args(copy)); });
+    compared_seconds = cycled_median_seconds(other, compared, [&](int copy) { return c.compared_run(other.args(copy)); });
   }
   return {seconds, compared_seconds};
 }
