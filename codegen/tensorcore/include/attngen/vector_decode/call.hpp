@@ -46,16 +46,17 @@ constexpr bool compiled_for_head_dim(int head_dim) {
 constexpr const char* refusal(const attention_desc& d) {
   if (d.element_type != dtype::f32) return "the vector decoding path takes f32 queries";
   if (d.effective_v_head_dim() != d.qk_head_dim) return "v_head_dim differs from head_dim";
-  if (!compiled_for_head_dim(d.qk_head_dim)) return "head_dim is not one the vector decoding path is compiled for (head_dims)";
+  if (!compiled_for_head_dim(d.qk_head_dim))
+    return "head_dim is not one the vector decoding path is compiled for (head_dims)";
   if (d.has_score_mod() || d.has_mask_mod() || d.has_additive_mask() || d.has_key_padding_mask() ||
       d.global_positions || d.backward)
     return "modifiers, masks, global positions and the backward run the Halide code";
-  if (d.group_size() > max_rows) return "groups of more than 8 query heads run the Halide code";
+  if (d.group_size() > max_rows) return "groups of more query heads than max_rows run the Halide code";
   return nullptr;
 }
 
 /// One call's tensors. Strides are in elements; head_dim is contiguous in q, out, k and v. Sequence b's
-/// queries are q_first[b] .. q_first[b + 1] - 1 of the packed rows (ragged), or b's Lq rows (dense).
+/// queries are q_offsets[b] .. q_offsets[b + 1] - 1 of the packed rows (ragged), or b's Lq rows (dense).
 /// Its keys lie in a dense cache (page_size 0: key t at k + b k_outer + t k_token) or a paged one (key
 /// t in page page_table[b table_stride + t / page_size], at row t % page_size).
 struct params {

@@ -43,15 +43,21 @@ inline f32x16 widen(const unsigned char* at) {
     return load<f32x16>(at);
   } else {
 #if defined(ATTNGEN_VECTOR_DECODE_AVX512)
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
-    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
-    if constexpr (E == dtype::bf16) return f32x16(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(words), 16)));
-    if constexpr (E == dtype::f16) return f32x16(_mm512_cvtph_ps(words));
-    if constexpr (E == dtype::i8) return f32x16(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
+    // Each type loads its own 16 elements' bytes: 16 for int8, 32 for bf16 and f16.
+    if constexpr (E == dtype::i8) {
+      return f32x16(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)))));
+    } else {
+      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+      if constexpr (E == dtype::bf16)
+        return f32x16(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(words), 16)));
+      else
+        return f32x16(_mm512_cvtph_ps(words));
+    }
 #else
     f32x16 wide;
     for (int n = 0; n < 16; ++n) {
-      if constexpr (E == dtype::bf16) wide[n] = __builtin_bit_cast(float, std::uint32_t(load<std::uint16_t>(at + 2 * n)) << 16);
+      if constexpr (E == dtype::bf16)
+        wide[n] = __builtin_bit_cast(float, std::uint32_t(load<std::uint16_t>(at + 2 * n)) << 16);
       if constexpr (E == dtype::f16) wide[n] = float(load<_Float16>(at + 2 * n));
       if constexpr (E == dtype::i8) wide[n] = float(static_cast<std::int8_t>(at[n]));
     }
