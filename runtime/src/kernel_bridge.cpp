@@ -119,7 +119,7 @@ status run_sequences(const attention_desc& desc, const attention_args& args, con
   // Decoding takes the whole batch in one call on the CPU's vectors, where it can.
   if (device == device_kind::host)
     if (auto call = vector_decode_call_of(desc, args, current_cpu())) {
-      run_vector_decoding(*call);
+      run_vector_decoding(*call, current_cpu());
       return {};
     }
   const attention_argument_table arguments = kernel_arguments(desc);
@@ -173,7 +173,7 @@ status run_attention_call(const attention_desc& desc, const attention_args& args
       return launch_tensorcore(*kernel.tensorcore, *launch, context);
   if (device == device_kind::host)
     if (auto call = vector_decode_call_of(desc, args, current_cpu())) {
-      run_vector_decoding(*call);
+      run_vector_decoding(*call, current_cpu());
       return {};
     }
   if (device == device_kind::host && kernel.amx != nullptr)

@@ -6,35 +6,7 @@
 #include "HalideRuntime.h"
 #include "attngen/runtime/detail/thread_pool.hpp"
 #include "thread_scratch.hpp"
-
-// The decoding code alone is compiled for AVX-512, its functions of internal linkage
-// (attngen/simd/vectors.hpp); what is included before it is compiled for the runtime's own target.
-#if defined(__x86_64__) && (defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11)
-#define ATTNGEN_VECTOR_DECODE_AVX512 1
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl,fma,f16c"))), \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl,fma,f16c")
-#endif
-
-#include "attngen/vector_decode/decode_task.hpp"
-
-namespace {
-
-void run_worker_on_avx512(attngen::vector_decode::call* call, unsigned char* scratch) {
-  attngen::vector_decode::run_worker(call, scratch);
-}
-
-}  // namespace
-
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
+#include "vector_decode_workers.hpp"
 
 namespace attngen::detail {
 
@@ -46,10 +18,11 @@ struct decode_memory {
   std::vector<float> partial_out, partial_max_sum;
 };
 
-#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+#if defined(ATTNGEN_HAS_VECTOR_DECODE_WORKERS)
+template <void (*worker)(vector_decode::call*, unsigned char*)>
 int run_worker(void*, int, std::uint8_t* closure) {
   auto* call = reinterpret_cast<vector_decode::call*>(closure);
-  run_worker_on_avx512(call, thread_scratch(vector_decode::scratch_for(call->p.head_dim, call->p.kv_heads).bytes));
+  worker(call, thread_scratch(vector_decode::scratch_for(call->p.head_dim, call->p.kv_heads).bytes));
   return 0;
 }
 #endif
@@ -62,7 +35,7 @@ int merge_sequence(void*, int b, std::uint8_t* closure) {
 }  // namespace
 
 bool has_vector_decoding() {
-#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+#if defined(ATTNGEN_HAS_VECTOR_DECODE_WORKERS)
   return true;
 #else
   return false;
@@ -142,12 +115,15 @@ std::optional<vector_decode::call> vector_decode_call_of(const attention_desc& d
   return decode_call_of(desc, args);
 }
 
-void run_vector_decoding(vector_decode::call& call) {
+void run_vector_decoding(vector_decode::call& call, const cpu_report& cpu) {
   install_thread_pool();
-#if defined(ATTNGEN_VECTOR_DECODE_AVX512)
+#if defined(ATTNGEN_HAS_VECTOR_DECODE_WORKERS)
   if (call.tasks > 0) {
     const int workers = pool_threads() < call.tasks ? pool_threads() : call.tasks;
-    halide_do_par_for(nullptr, &run_worker, 0, workers, reinterpret_cast<std::uint8_t*>(&call));
+    halide_do_par_for(nullptr,
+                      cpu.avx512_vnni ? &run_worker<run_vector_decode_worker_vnni>
+                                      : &run_worker<run_vector_decode_worker_avx512>,
+                      0, workers, reinterpret_cast<std::uint8_t*>(&call));
   }
 #endif
   halide_do_par_for(nullptr, &merge_sequence, 0, call.p.batch, reinterpret_cast<std::uint8_t*>(&call));

@@ -12,6 +12,7 @@
 
 #include "attngen/attention.hpp"
 #include "attngen/dtype.hpp"
+#include "attngen/vector_decode/call.hpp"
 
 namespace attngen::testing {
 
@@ -41,10 +42,35 @@ inline double output_tolerance(dtype t, int head_dim, int key_length, int merges
   return (output_roundings(t) + merges) * unit_roundoff(t) + accumulation;
 }
 
-/// The code that computed a result: the CPU or Halide GPU code, exact on its inputs, or the
-/// tensor-core path, which rounds a cache of another element type than its own (int8 dequantised,
-/// f32, the other 16-bit type) to its type as it stages it.
+/// The code that computed a result: the CPU or Halide GPU code, exact on its inputs but for an int8
+/// cache's products in words (rounds_products_to_words), or the tensor-core path, which rounds a cache
+/// of another element type than its own (int8 dequantised, f32, the other 16-bit type) to its type as
+/// it stages it.
 enum class computed_by { exact_code, tensor_cores };
+
+/// Half a step of the words the vector decoding path rounds an int8 cache's products to
+/// (attngen/vector_decode/integer_products.hpp): q's row and a chunk's weights of a row, each to
+/// 32767 steps of its largest.
+inline constexpr double word_roundoff = 0x1p-16;
+
+/// Whether the CPU code may compute `d` with an int8 cache's products in words: the vector decoding
+/// path takes it (on CPUs with AVX-512) and its cache is int8.
+inline bool rounds_products_to_words(const attention_desc& d) {
+  return d.effective_kv_element() == dtype::i8 && vector_decode::refusal(d) == nullptr;
+}
+
+/// What words move a score by: q's roundings, |k| <= 1, random signs over head_dim products (three
+/// standard deviations of uniform roundings and keys are under sqrt(head_dim) of them), times the scale.
+inline double word_score_error(const attention_desc& d) {
+  return word_roundoff * d.effective_scale() * std::sqrt(double(d.qk_head_dim));
+}
+
+/// What words move an output element by: each weight by up to half a step of its chunk's largest (at
+/// most the row's sum), |v| <= 1, random signs over a chunk's keys as for the scores; and the scores'
+/// error, which moves the output by up to twice it.
+inline double word_output_error(const attention_desc& d) {
+  return word_roundoff * std::sqrt(double(vector_decode::chunk_keys)) + 2 * word_score_error(d);
+}
 
 /// Whether `d`'s results computed by `by` come from inputs rounded to the tensor cores' type: an f32
 /// description on the tensor cores (f32_on_tensor_cores) always, its CPU code, exact in f32, being
@@ -64,7 +90,8 @@ inline double output_tolerance_of(const attention_desc& d, int key_length, int m
   if (reads_rounded_inputs(d, by))
     return output_tolerance(d.tensor_core_type(), d.qk_head_dim, key_length, merges) +
            (3 - output_roundings(d.tensor_core_type())) * unit_roundoff(d.tensor_core_type());
-  return output_tolerance(d.element_type, d.qk_head_dim, key_length, merges);
+  const double words = by == computed_by::exact_code && rounds_products_to_words(d) ? word_output_error(d) : 0.0;
+  return output_tolerance(d.element_type, d.qk_head_dim, key_length, merges) + words;
 }
 
 /// Largest absolute error allowed in a log-sum-exp element of magnitude |reference|; `merges` as for
@@ -80,7 +107,8 @@ inline double lse_tolerance(int head_dim, int key_length, double reference, int 
 inline double lse_tolerance_of(const attention_desc& d, int key_length, double reference, int merges = 0,
                                computed_by by = computed_by::exact_code) {
   const double exact = lse_tolerance(d.qk_head_dim, key_length, reference, merges);
-  if (!reads_rounded_inputs(d, by)) return exact;
+  if (!reads_rounded_inputs(d, by))
+    return exact + (by == computed_by::exact_code && rounds_products_to_words(d) ? word_score_error(d) : 0.0);
   return exact + 4 * 2 * unit_roundoff(d.tensor_core_type()) * std::sqrt(double(d.qk_head_dim)) * d.effective_scale();
 }
 

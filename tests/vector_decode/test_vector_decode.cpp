@@ -105,22 +105,27 @@ TEST_CASE("vector decoding compiled for the build's target matches the float64 r
   }
 }
 
-TEST_CASE("vector decoding on this CPU's AVX-512 matches the float64 reference per sequence",
+TEST_CASE("vector decoding on this CPU's AVX-512, with and without VNNI, matches the float64 reference per sequence",
           "[vector_decode][kv_cache]") {
   const detail::cpu_report cpu = detail::this_cpu();
   if (!detail::has_vector_decoding() || !detail::runs_vector_decoding(cpu)) {
     WARN("this CPU has no AVX-512 (or the runtime was built without the path): its AVX-512 code cannot run here");
     return;
   }
-  for (const decode_case& c : decode_cases()) {
-    INFO(c.name << ", " << lengths_text(c.queries, c.keys));
-    sequence_batch batch = make_sequence_batch(c.desc, c.queries, c.keys, 29);
-    poison_outputs(batch);
-    std::optional<vector_decode::call> call = detail::vector_decode_call_of(c.desc, batch.args(), cpu);
-    REQUIRE(call.has_value());
-    detail::run_vector_decoding(*call);
-    check_against_reference(batch);
-  }
+  detail::cpu_report without_vnni = cpu;
+  without_vnni.avx512_vnni = false;
+  if (!cpu.avx512_vnni) WARN("this CPU has no AVX512-VNNI: the path's VNNI code cannot run here");
+  for (const detail::cpu_report& instance : cpu.avx512_vnni ? std::vector{cpu, without_vnni} : std::vector{cpu})
+    for (const decode_case& c : decode_cases()) {
+      INFO((instance.avx512_vnni ? "with VNNI: " : "without VNNI: ") << c.name << ", "
+                                                                    << lengths_text(c.queries, c.keys));
+      sequence_batch batch = make_sequence_batch(c.desc, c.queries, c.keys, 29);
+      poison_outputs(batch);
+      std::optional<vector_decode::call> call = detail::vector_decode_call_of(c.desc, batch.args(), instance);
+      REQUIRE(call.has_value());
+      detail::run_vector_decoding(*call, instance);
+      check_against_reference(batch);
+    }
 }
 
 TEST_CASE("vector decoding runs only on a CPU reporting AVX-512's Skylake set", "[vector_decode][dispatch]") {

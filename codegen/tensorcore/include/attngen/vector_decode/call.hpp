@@ -26,9 +26,14 @@ inline constexpr int group_keys = 16;
 /// cost about what 64 keys' products do, so fewer keys a step would double them; and the most keys
 /// whose rows (every kv head's) are fetched into L2 ahead of their use.
 inline constexpr int chunk_keys = 64;
-/// Keys of a step over a cache of `element`s: 32 for f32, so that a chunk and the next one fetched
+/// Keys of a step over a cache of `element`s: 32 for f32, so that a chunk and the one fetched ahead
 /// stay well within a core's L2 (2 x 512 KiB at decode_paged's KVH 8 D 128 with 64).
 constexpr int keys_per_chunk(dtype element) { return element == dtype::f32 ? 32 : chunk_keys; }
+/// Chunks whose rows are fetched into L2 ahead of the one in use, over a cache of `element`s: 2 for
+/// int8, whose chunk is used quickly enough that the rows fetched last for the next chunk, its first
+/// used, would arrive late (2-core Xeon, decode_paged from DRAM, new / old time with 2: int8 0.82,
+/// 4 of 4 rounds faster; bf16 1.19, 1 of 4; f32 0.95, 2 of 4).
+constexpr int chunks_fetched_ahead(dtype element) { return element == dtype::i8 ? 2 : 1; }
 /// Keys of one task, merged after.
 inline constexpr int task_keys = 512;
 /// The head dims it is compiled for (a row is held in registers).
@@ -130,7 +135,7 @@ struct call {
 
 /// A worker's scratch for head dim D and kv_heads: offsets in bytes, each 64-byte aligned.
 struct scratch_layout {
-  std::size_t queries, out, max_sum, sums, weights, bytes;
+  std::size_t queries, query_steps, out, max_sum, sums, weights, bytes;
 };
 constexpr scratch_layout scratch_for(int head_dim, int kv_heads) {
   auto aligned = [](std::size_t n) { return (n + 63) / 64 * 64; };
@@ -142,6 +147,7 @@ constexpr scratch_layout scratch_for(int head_dim, int kv_heads) {
   };
   const std::size_t states = std::size_t(kv_heads) * max_rows;
   take(s.queries, states * head_dim * 4);
+  take(s.query_steps, states * 4);
   take(s.out, states * head_dim * 4);
   take(s.max_sum, states * 2 * 4);
   take(s.sums, std::size_t(max_rows) * group_keys * 16 * 4);

@@ -9,8 +9,9 @@
 ///   rows; 16 keys' sums of a row fold into one vector of scores (lane t: key t);
 /// - an online softmax per chunk and kv head, in base 2 (q is scaled by log2 e);
 /// - p.V into the row's output, kept in the scratch, 4 rows x 64 dims in registers per pass over V.
-/// An int8 cache's scales multiply the scores and the weights, so its rows are widened, never scaled.
-/// While a chunk is used, the next one is fetched into L2, in address order, beside its products: a
+/// An int8 cache's products are taken in 16-bit integers (integer_products.hpp), its scales multiplying
+/// the scores and the weights, so its rows are widened, never scaled.
+/// While a chunk is used, the one chunks_fetched_ahead on is fetched into L2, in address order, beside its products: a
 /// sequence's pages lie anywhere in the pool, where no hardware prefetcher follows.
 
 #include <cmath>
@@ -26,6 +27,7 @@
 
 #include "attngen/simd/vectors.hpp"
 #include "attngen/vector_decode/call.hpp"
+#include "attngen/vector_decode/integer_products.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -35,31 +37,27 @@ namespace {
 
 using namespace attngen::simd;
 
-/// 16 elements of a cache row from `at`, as float: one widening and, for integers, one conversion
-/// (GCC 12 converts vectors of narrower elements element by element).
+/// 16 elements of a floating cache row from `at`, as float: one widening (GCC 12 converts vectors of
+/// narrower elements element by element).
 template <dtype E>
 inline f32x16 widen(const unsigned char* at) {
+  static_assert(E == dtype::f32 || E == dtype::bf16 || E == dtype::f16);
   if constexpr (E == dtype::f32) {
     return load<f32x16>(at);
   } else {
 #if defined(ATTNGEN_VECTOR_DECODE_AVX512)
-    // Each type loads its own 16 elements' bytes: 16 for int8, 32 for bf16 and f16.
-    if constexpr (E == dtype::i8) {
-      return f32x16(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)))));
-    } else {
-      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
-      if constexpr (E == dtype::bf16)
-        return f32x16(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(words), 16)));
-      else
-        return f32x16(_mm512_cvtph_ps(words));
-    }
+    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+    if constexpr (E == dtype::bf16)
+      return f32x16(_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(words), 16)));
+    else
+      return f32x16(_mm512_cvtph_ps(words));
 #else
     f32x16 wide;
     for (int n = 0; n < 16; ++n) {
       if constexpr (E == dtype::bf16)
         wide[n] = __builtin_bit_cast(float, std::uint32_t(load<std::uint16_t>(at + 2 * n)) << 16);
-      if constexpr (E == dtype::f16) wide[n] = float(load<_Float16>(at + 2 * n));
-      if constexpr (E == dtype::i8) wide[n] = float(static_cast<std::int8_t>(at[n]));
+      else
+        wide[n] = float(load<_Float16>(at + 2 * n));
     }
     return wide;
 #endif
@@ -106,15 +104,16 @@ constexpr int high_lane(int h, int lane) {
   const int position = lane % (2 * h), block = lane - position;
   return position < h ? block + h + position : 16 + block + position;
 }
-template <int H, std::size_t... L>
-inline f32x16 fold(f32x16 a, f32x16 b, std::index_sequence<L...>) {
+template <int H, typename V, std::size_t... L>
+inline V fold(V a, V b, std::index_sequence<L...>) {
   return __builtin_shufflevector(a, b, low_lane(H, int(L))...) + __builtin_shufflevector(a, b, high_lane(H, int(L))...);
 }
 
 /// Lane t: the sum of the lanes of sums[slot_of(t)].
-inline f32x16 lane_sums(const f32x16* sums) {
+template <typename V>
+inline V lane_sums(const V* sums) {
   constexpr auto lanes = std::make_index_sequence<16>{};
-  f32x16 halves[8], quarters[4], eighths[2];
+  V halves[8], quarters[4], eighths[2];
   for (int j = 0; j < 8; ++j) halves[j] = fold<8>(sums[2 * j], sums[2 * j + 1], lanes);
   for (int j = 0; j < 4; ++j) quarters[j] = fold<4>(halves[2 * j], halves[2 * j + 1], lanes);
   for (int j = 0; j < 2; ++j) eighths[j] = fold<2>(quarters[2 * j], quarters[2 * j + 1], lanes);
@@ -188,6 +187,58 @@ inline void add_values(const chunk_rows& chunk, std::int64_t head_bytes, const f
   if constexpr (vectors % 4 != 0) add_values<E, D, N, vectors % 4>(chunk, head_bytes, whole, weights, out, rescale);
 }
 
+/// add_values for an int8 cache, its weights as words (steps[n] each, for row n) and its rows widened to
+/// words, two keys at a time: Dims dims (64, 32 or 16) from dim d0.
+template <int D, int N, int Dims>
+inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, int d0, const std::int16_t* weights,
+                            const float* steps, float* out, const float* rescale) {
+  constexpr int blocks = (Dims + 31) / 32;
+  constexpr bool half_block = Dims % 32 != 0;
+  i32x16 sum[N][2 * blocks];
+#pragma GCC unroll 4
+  for (int n = 0; n < N; ++n)
+#pragma GCC unroll 4
+    for (int j = 0; j < 2 * blocks; ++j) sum[n][j] = i32x16{};
+  for (int t = 0; t < chunk.keys; t += 2) {
+    // An odd chunk's last key pairs with itself, the second's weight 0.
+    const unsigned char* first = chunk.v[t] + head_bytes + d0;
+    const unsigned char* second = t + 1 < chunk.keys ? chunk.v[t + 1] + head_bytes + d0 : first;
+    i16x32 pairs[2 * blocks];
+#pragma GCC unroll 2
+    for (int i = 0; i < blocks; ++i) {
+      if (half_block && i == blocks - 1)
+        key_pairs(widen_to_words<16>(first + 32 * i), widen_to_words<16>(second + 32 * i), pairs[2 * i], pairs[2 * i + 1]);
+      else
+        key_pairs(widen_to_words<32>(first + 32 * i), widen_to_words<32>(second + 32 * i), pairs[2 * i], pairs[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int n = 0; n < N; ++n) {
+      const i16x32 weight = __builtin_bit_cast(i16x32, broadcast_pair(weights + n * chunk_keys + t));
+#pragma GCC unroll 4
+      for (int j = 0; j < 2 * blocks; ++j) sum[n][j] = add_pair_products(sum[n][j], pairs[j], weight);
+    }
+  }
+#pragma GCC unroll 4
+  for (int n = 0; n < N; ++n)
+#pragma GCC unroll 2
+    for (int i = 0; i < blocks; ++i) {
+      f32x16 low, high;
+      dims_in_order(float_of(sum[n][2 * i]), float_of(sum[n][2 * i + 1]), low, high);
+      float* at = out + n * D + d0 + 32 * i;
+      store(at, load<f32x16>(at) * rescale[n] + low * steps[n]);
+      if (!(half_block && i == blocks - 1)) store(at + 16, load<f32x16>(at + 16) * rescale[n] + high * steps[n]);
+    }
+}
+
+template <int D, int N>
+inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, const std::int16_t* weights,
+                            const float* steps, float* out, const float* rescale) {
+  constexpr int whole = D / 64 * 64;
+  for (int d0 = 0; d0 < whole; d0 += 64) add_value_words<D, N, 64>(chunk, head_bytes, d0, weights, steps, out, rescale);
+  if constexpr (D % 64 != 0)
+    add_value_words<D, N, D % 64>(chunk, head_bytes, whole, weights, steps, out, rescale);
+}
+
 template <dtype E, int D>
 void decode_task(const call& c, int task, unsigned char* scratch) {
   constexpr int vectors = D / 16, bytes = size_of(E), chunk_size = keys_per_chunk(E), groups = chunk_size / group_keys;
@@ -211,6 +262,11 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
   auto* const max_sum = reinterpret_cast<float*>(scratch + layout.max_sum);
   auto* const sums = reinterpret_cast<f32x16*>(scratch + layout.sums);
   auto* const weights = reinterpret_cast<float*>(scratch + layout.weights);
+  // An int8 cache's: q's rows and the weights as words, their steps, the sums as integers.
+  auto* const query_steps = reinterpret_cast<float*>(scratch + layout.query_steps);
+  auto* const word_weights = reinterpret_cast<std::int16_t*>(weights);
+  auto* const integer_sums = reinterpret_cast<i32x16*>(sums);
+  constexpr int word_vectors = (D + 31) / 32;
 
   const auto* const k_cache = static_cast<const unsigned char*>(p.k);
   const auto* const v_cache = static_cast<const unsigned char*>(p.v);
@@ -235,11 +291,15 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
     }
   };
 
-  chunk_rows chunks[2];
-  rows_from(start, chunks[0]);
+  constexpr int ahead = chunks_fetched_ahead(E);
+  chunk_rows chunks[ahead + 1];
+  for (int i = 0; i < ahead; ++i) {
+    chunks[i].keys = 0;
+    if (start + i * chunk_size < last_key) rows_from(start + i * chunk_size, chunks[i]);
+  }
   // A key's rows of every kv head, line by line: in address order where the cache holds a token's
-  // heads together. The first chunk's are fetched before the queries are scaled, later chunks'
-  // beside the products of the one before.
+  // heads together. The first chunks_fetched_ahead chunks' are fetched before the queries are
+  // scaled, each later chunk's beside the products of the one that many before it.
   constexpr int lines_per_row = (D * bytes + 63) / 64;
   const int lines_per_key = KVH * lines_per_row;
   auto fetch_line = [&](const chunk_rows& chunk, int t, int line) {
@@ -247,29 +307,41 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
     prefetch_into_l2(chunk.k[t] + h * p.k_head * bytes + at);
     prefetch_into_l2(chunk.v[t] + h * p.v_head * bytes + at);
   };
-  for (int t = 0; t < chunks[0].keys; ++t)
-    for (int line = 0; line < lines_per_key; ++line) fetch_line(chunks[0], t, line);
+  for (int i = 0; i < ahead; ++i)
+    for (int t = 0; t < chunks[i].keys; ++t)
+      for (int line = 0; line < lines_per_key; ++line) fetch_line(chunks[i], t, line);
 
-  // q's rows times the call's scale and log2 e, so that the scores are in base 2.
+  // q's rows times the call's scale and log2 e, so that the scores are in base 2; for an int8 cache,
+  // rounded to words (zero to a whole number of word vectors), the steps apart in query_steps.
   const float q_factor = p.scale * log2e;
   for (int h = 0; h < KVH; ++h)
     for (int r = 0; r < rows; ++r) {
       const float* row = p.q + p.first_row(b, p.q_batch, p.q_query) + (r / group) * p.q_query +
                          (h * group + r % group) * p.q_head;
       float* scaled_row = queries + (h * max_rows + r) * D;
-      for (int d = 0; d < D; d += 16) store(scaled_row + d, load<f32x16>(row + d) * q_factor);
+      if constexpr (scaled) {
+        f32x16 most = splat(0.0f);
+        for (int d = 0; d < D; d += 16) most = max_of(most, magnitude(load<f32x16>(row + d) * q_factor));
+        const word_scale words = word_scale_of(largest_lane(most));
+        query_steps[h * max_rows + r] = words.step;
+        auto* const word_row = reinterpret_cast<std::int16_t*>(scaled_row);
+        for (int d = 0; d < D; d += 16) store_words(word_row + d, rounded(load<f32x16>(row + d) * (q_factor * words.to_words)));
+        for (int d = D; d < 32 * word_vectors; ++d) word_row[d] = 0;
+      } else {
+        for (int d = 0; d < D; d += 16) store(scaled_row + d, load<f32x16>(row + d) * q_factor);
+      }
       float* row_out = out + (h * max_rows + r) * D;
       for (int d = 0; d < D; d += 16) store(row_out + d, splat(0.0f));
       max_sum[(h * max_rows + r) * 2] = minus_infinity;
       max_sum[(h * max_rows + r) * 2 + 1] = 0.0f;
     }
 
-  for (int c0 = start, which = 0; c0 < last_key; c0 += chunk_size, which ^= 1) {
+  for (int c0 = start, which = 0; c0 < last_key; c0 += chunk_size, which = (which + 1) % (ahead + 1)) {
     const chunk_rows& chunk = chunks[which];
-    chunk_rows& next = chunks[which ^ 1];
+    chunk_rows& next = chunks[(which + ahead) % (ahead + 1)];
     next.keys = 0;
-    if (c0 + chunk_size < last_key) rows_from(c0 + chunk_size, next);
-    // The next chunk's keys fetched into L2 while this chunk's are used, each key's rows of every kv
+    if (c0 + ahead * chunk_size < last_key) rows_from(c0 + ahead * chunk_size, next);
+    // The keys chunks_fetched_ahead chunks on fetched into L2 while this chunk's are used, each key's rows of every kv
     // head in address order (the order DRAM streams best), kv head h's products taking the keys
     // [h, h + 1) x per_head's with them.
     const int per_head = (next.keys + KVH - 1) / KVH;
@@ -296,22 +368,44 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
             if (++fetched_line == lines_per_key) fetched_line = 0, ++fetch_key;
           }
           const unsigned char* row = chunk.k[first + t] + k_head;
-          f32x16 k_row[vectors];
-#pragma GCC unroll 16
-          for (int i = 0; i < vectors; ++i) k_row[i] = widen<E>(row + i * 16 * bytes);
-          for (int r = 0; r < rows; ++r) {
-            const float* q_row = q_rows + r * D;
-            f32x16 even = k_row[0] * load<f32x16>(q_row), odd = splat(0.0f);
-#pragma GCC unroll 16
-            for (int i = 1; i < vectors; ++i) {
-              f32x16& sum = i % 2 == 0 ? even : odd;
-              sum = fma_of(k_row[i], load<f32x16>(q_row + i * 16), sum);
+          if constexpr (scaled) {
+            i16x32 k_words[word_vectors];
+#pragma GCC unroll 8
+            for (int i = 0; i < D / 32; ++i) k_words[i] = widen_to_words<32>(row + 32 * i);
+            if constexpr (D % 32 != 0) k_words[D / 32] = widen_to_words<16>(row + 32 * (D / 32));
+            for (int r = 0; r < rows; ++r) {
+              const auto* q_words = reinterpret_cast<const std::int16_t*>(q_rows + r * D);
+              i32x16 even{}, odd{};
+#pragma GCC unroll 8
+              for (int i = 0; i < word_vectors; ++i) {
+                i32x16& sum = i % 2 == 0 ? even : odd;
+                sum = add_pair_products(sum, k_words[i], load<i16x32>(q_words + 32 * i));
+              }
+              integer_sums[r * group_keys + slot_of(t)] = even + odd;
             }
-            sums[r * group_keys + slot_of(t)] = even + odd;
+          } else {
+            f32x16 k_row[vectors];
+#pragma GCC unroll 16
+            for (int i = 0; i < vectors; ++i) k_row[i] = widen<E>(row + i * 16 * bytes);
+            for (int r = 0; r < rows; ++r) {
+              const float* q_row = q_rows + r * D;
+              f32x16 even = k_row[0] * load<f32x16>(q_row), odd = splat(0.0f);
+#pragma GCC unroll 16
+              for (int i = 1; i < vectors; ++i) {
+                f32x16& sum = i % 2 == 0 ? even : odd;
+                sum = fma_of(k_row[i], load<f32x16>(q_row + i * 16), sum);
+              }
+              sums[r * group_keys + slot_of(t)] = even + odd;
+            }
           }
         }
         for (int t = keys; t < group_keys; ++t)
-          for (int r = 0; r < rows; ++r) sums[r * group_keys + slot_of(t)] = splat(0.0f);
+          for (int r = 0; r < rows; ++r) {
+            if constexpr (scaled)
+              integer_sums[r * group_keys + slot_of(t)] = i32x16{};
+            else
+              sums[r * group_keys + slot_of(t)] = splat(0.0f);
+          }
         const i32x16 key = i32x16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} + (c0 + first);
         f32x16 k_scales = splat(1.0f);
         if constexpr (scaled) {
@@ -319,8 +413,11 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
           for (int t = 0; t < keys; ++t) k_scales[t] = chunk.k_scale[first + t][h * p.ks_head];
         }
         for (int r = 0; r < rows; ++r) {
-          f32x16 score = lane_sums(sums + r * group_keys);
-          if constexpr (scaled) score *= k_scales;
+          f32x16 score;
+          if constexpr (scaled)
+            score = float_of(lane_sums(integer_sums + r * group_keys)) * (k_scales * query_steps[h * max_rows + r]);
+          else
+            score = lane_sums(sums + r * group_keys);
           scores[r][g] = key < key_end[r] ? score : splat(minus_infinity);
         }
       }
@@ -333,7 +430,7 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
           for (int t = g * group_keys; t < chunk.keys && t < (g + 1) * group_keys; ++t)
             v_scales[g][t - g * group_keys] = chunk.v_scale[t][h * p.vs_head];
         }
-      float rescale[max_rows];
+      float rescale[max_rows], weight_steps[max_rows];
       for (int r = 0; r < rows; ++r) {
         f32x16 most = scores[r][0];
         for (int g = 1; g < groups; ++g) most = max_of(most, scores[r][g]);
@@ -353,22 +450,39 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
           state[0] = new_max;
           state[1] = state[1] * rescale[r] + lane_total(total);
         }
-        for (int g = 0; g < groups; ++g) {
-          if constexpr (scaled) weight[g] *= v_scales[g];
-          store(weights + r * chunk_keys + g * group_keys, weight[g]);
+        if constexpr (scaled) {
+          f32x16 heaviest = splat(0.0f);
+          for (int g = 0; g < groups; ++g) heaviest = max_of(heaviest, weight[g] *= v_scales[g]);
+          const word_scale words = word_scale_of(largest_lane(heaviest));
+          weight_steps[r] = words.step;
+          for (int g = 0; g < groups; ++g)
+            store_words(word_weights + r * chunk_keys + g * group_keys, rounded(weight[g] * words.to_words));
+        } else {
+          for (int g = 0; g < groups; ++g) store(weights + r * chunk_keys + g * group_keys, weight[g]);
         }
       }
 
       // p.V, four rows at a time.
       float* const head_out = out + h * max_rows * D;
       for (int r0 = 0; r0 < rows; r0 += 4) {
-        const float* w = weights + r0 * chunk_keys;
         float* o = head_out + r0 * D;
-        switch (rows - r0 < 4 ? rows - r0 : 4) {
-          case 1: add_values<E, D, 1>(chunk, v_head, w, o, rescale + r0); break;
-          case 2: add_values<E, D, 2>(chunk, v_head, w, o, rescale + r0); break;
-          case 3: add_values<E, D, 3>(chunk, v_head, w, o, rescale + r0); break;
-          default: add_values<E, D, 4>(chunk, v_head, w, o, rescale + r0); break;
+        if constexpr (scaled) {
+          const std::int16_t* words = word_weights + r0 * chunk_keys;
+          const float* steps = weight_steps + r0;
+          switch (rows - r0 < 4 ? rows - r0 : 4) {
+            case 1: add_value_words<D, 1>(chunk, v_head, words, steps, o, rescale + r0); break;
+            case 2: add_value_words<D, 2>(chunk, v_head, words, steps, o, rescale + r0); break;
+            case 3: add_value_words<D, 3>(chunk, v_head, words, steps, o, rescale + r0); break;
+            default: add_value_words<D, 4>(chunk, v_head, words, steps, o, rescale + r0); break;
+          }
+        } else {
+          const float* w = weights + r0 * chunk_keys;
+          switch (rows - r0 < 4 ? rows - r0 : 4) {
+            case 1: add_values<E, D, 1>(chunk, v_head, w, o, rescale + r0); break;
+            case 2: add_values<E, D, 2>(chunk, v_head, w, o, rescale + r0); break;
+            case 3: add_values<E, D, 3>(chunk, v_head, w, o, rescale + r0); break;
+            default: add_values<E, D, 4>(chunk, v_head, w, o, rescale + r0); break;
+          }
         }
       }
     }

@@ -12,7 +12,8 @@
 
 namespace attngen::detail {
 
-/// Whether the runtime was built with the path's AVX-512 code (GCC 11, Clang 12 and later on x86-64).
+/// Whether the runtime was built with the path's AVX-512 code (GCC 11, Clang 12 and later on x86-64),
+/// one instance for AVX-512's Skylake set and one with AVX512-VNNI.
 bool has_vector_decoding();
 
 /// Whether a CPU reporting `cpu` runs the path's AVX-512 code.
@@ -28,8 +29,9 @@ std::optional<vector_decode::call> decode_call_of(const attention_desc& desc, co
 std::optional<vector_decode::call> vector_decode_call_of(const attention_desc& desc, const attention_args& args,
                                                          const cpu_report& cpu);
 
-/// Runs `call` (from vector_decode_call_of) on the thread pool, then merges each sequence's tasks into
-/// the call's output and log-sum-exp.
-void run_vector_decoding(vector_decode::call& call);
+/// Runs `call` (from vector_decode_call_of for `cpu`) on the thread pool, with AVX512-VNNI's word
+/// products where `cpu` reports them, then merges each sequence's tasks into the call's output and
+/// log-sum-exp.
+void run_vector_decoding(vector_decode::call& call, const cpu_report& cpu);
 
 }  // namespace attngen::detail
