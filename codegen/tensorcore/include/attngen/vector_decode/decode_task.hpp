@@ -11,8 +11,9 @@
 /// - p.V into the row's output, kept in the scratch, 4 rows x 64 dims in registers per pass over V.
 /// An int8 cache's products are taken in 16-bit integers (integer_products.hpp), its scales multiplying
 /// the scores and the weights, so its rows are widened, never scaled.
-/// While a chunk is used, the one chunks_fetched_ahead on is fetched into L2, in address order, beside its products: a
-/// sequence's pages lie anywhere in the pool, where no hardware prefetcher follows.
+/// While a chunk is used, the one chunks_fetched_ahead(E) on is fetched into L2, in address order,
+/// beside its products: a sequence's pages lie anywhere in the pool, where no hardware prefetcher
+/// follows.
 
 #include <cmath>
 #include <cstdint>
@@ -206,10 +207,12 @@ inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, in
     i16x32 pairs[2 * blocks];
 #pragma GCC unroll 2
     for (int i = 0; i < blocks; ++i) {
+      i16x32& low = pairs[2 * i];
+      i16x32& high = pairs[2 * i + 1];
       if (half_block && i == blocks - 1)
-        key_pairs(widen_to_words<16>(first + 32 * i), widen_to_words<16>(second + 32 * i), pairs[2 * i], pairs[2 * i + 1]);
+        key_pairs(widen_to_words<16>(first + 32 * i), widen_to_words<16>(second + 32 * i), low, high);
       else
-        key_pairs(widen_to_words<32>(first + 32 * i), widen_to_words<32>(second + 32 * i), pairs[2 * i], pairs[2 * i + 1]);
+        key_pairs(widen_to_words<32>(first + 32 * i), widen_to_words<32>(second + 32 * i), low, high);
     }
 #pragma GCC unroll 4
     for (int n = 0; n < N; ++n) {
@@ -237,6 +240,17 @@ inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, co
   for (int d0 = 0; d0 < whole; d0 += 64) add_value_words<D, N, 64>(chunk, head_bytes, d0, weights, steps, out, rescale);
   if constexpr (D % 64 != 0)
     add_value_words<D, N, D % 64>(chunk, head_bytes, whole, weights, steps, out, rescale);
+}
+
+/// f.template operator()<N>() for N = n, 1 to 4: p.V's rows of one pass.
+template <typename F>
+inline void with_rows(int n, F&& f) {
+  switch (n) {
+    case 1: f.template operator()<1>(); break;
+    case 2: f.template operator()<2>(); break;
+    case 3: f.template operator()<3>(); break;
+    default: f.template operator()<4>(); break;
+  }
 }
 
 template <dtype E, int D>
@@ -325,7 +339,8 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
         const word_scale words = word_scale_of(largest_lane(most));
         query_steps[h * max_rows + r] = words.step;
         auto* const word_row = reinterpret_cast<std::int16_t*>(scaled_row);
-        for (int d = 0; d < D; d += 16) store_words(word_row + d, rounded(load<f32x16>(row + d) * (q_factor * words.to_words)));
+        for (int d = 0; d < D; d += 16)
+          store_words(word_row + d, rounded(load<f32x16>(row + d) * (q_factor * words.to_words)));
         for (int d = D; d < 32 * word_vectors; ++d) word_row[d] = 0;
       } else {
         for (int d = 0; d < D; d += 16) store(scaled_row + d, load<f32x16>(row + d) * q_factor);
@@ -341,9 +356,9 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
     chunk_rows& next = chunks[(which + ahead) % (ahead + 1)];
     next.keys = 0;
     if (c0 + ahead * chunk_size < last_key) rows_from(c0 + ahead * chunk_size, next);
-    // The keys chunks_fetched_ahead chunks on fetched into L2 while this chunk's are used, each key's rows of every kv
-    // head in address order (the order DRAM streams best), kv head h's products taking the keys
-    // [h, h + 1) x per_head's with them.
+    // The chunk chunks_fetched_ahead(E) on fetched into L2 while this one is used, each key's rows of
+    // every kv head in address order (the order DRAM streams best), kv head h's products taking the
+    // keys [h, h + 1) x per_head's with them.
     const int per_head = (next.keys + KVH - 1) / KVH;
     for (int h = 0; h < KVH; ++h) {
       const std::int64_t k_head = h * p.k_head * bytes, v_head = h * p.v_head * bytes;
@@ -452,7 +467,10 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
         }
         if constexpr (scaled) {
           f32x16 heaviest = splat(0.0f);
-          for (int g = 0; g < groups; ++g) heaviest = max_of(heaviest, weight[g] *= v_scales[g]);
+          for (int g = 0; g < groups; ++g) {
+            weight[g] *= v_scales[g];
+            heaviest = max_of(heaviest, weight[g]);
+          }
           const word_scale words = word_scale_of(largest_lane(heaviest));
           weight_steps[r] = words.step;
           for (int g = 0; g < groups; ++g)
@@ -464,27 +482,14 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
 
       // p.V, four rows at a time.
       float* const head_out = out + h * max_rows * D;
-      for (int r0 = 0; r0 < rows; r0 += 4) {
-        float* o = head_out + r0 * D;
-        if constexpr (scaled) {
-          const std::int16_t* words = word_weights + r0 * chunk_keys;
-          const float* steps = weight_steps + r0;
-          switch (rows - r0 < 4 ? rows - r0 : 4) {
-            case 1: add_value_words<D, 1>(chunk, v_head, words, steps, o, rescale + r0); break;
-            case 2: add_value_words<D, 2>(chunk, v_head, words, steps, o, rescale + r0); break;
-            case 3: add_value_words<D, 3>(chunk, v_head, words, steps, o, rescale + r0); break;
-            default: add_value_words<D, 4>(chunk, v_head, words, steps, o, rescale + r0); break;
-          }
-        } else {
-          const float* w = weights + r0 * chunk_keys;
-          switch (rows - r0 < 4 ? rows - r0 : 4) {
-            case 1: add_values<E, D, 1>(chunk, v_head, w, o, rescale + r0); break;
-            case 2: add_values<E, D, 2>(chunk, v_head, w, o, rescale + r0); break;
-            case 3: add_values<E, D, 3>(chunk, v_head, w, o, rescale + r0); break;
-            default: add_values<E, D, 4>(chunk, v_head, w, o, rescale + r0); break;
-          }
-        }
-      }
+      for (int r0 = 0; r0 < rows; r0 += 4)
+        with_rows(rows - r0 < 4 ? rows - r0 : 4, [&]<int N>() {
+          if constexpr (scaled)
+            add_value_words<D, N>(chunk, v_head, word_weights + r0 * chunk_keys, weight_steps + r0, head_out + r0 * D,
+                                  rescale + r0);
+          else
+            add_values<E, D, N>(chunk, v_head, weights + r0 * chunk_keys, head_out + r0 * D, rescale + r0);
+        });
     }
   }
 
