@@ -117,6 +117,11 @@ struct params {
 /// Tasks of sequence b: the keys its rows see, in task_keys blocks.
 inline int tasks_of(const params& p, int b) { return (p.keys_seen(b) + task_keys - 1) / task_keys; }
 
+/// Where a task's keys lie: its sequence b and the keys [start, end) that any of its rows sees.
+struct task_span {
+  int b = 0, start = 0, end = 0;
+};
+
 /// One call: its tasks (sequence b's are first_task[b] .. first_task[b + 1] - 1, each of task_keys
 /// keys from (task - first_task[b]) x task_keys) and their partial results, per task, kv head and
 /// row (max_rows a kv head): the unnormalised output (head_dim), the maximum and the sum.
@@ -130,6 +135,12 @@ struct call {
 
   std::size_t state_of(int task, int kv_head, int row) const {
     return (std::size_t(task) * p.kv_heads + kv_head) * max_rows + row;
+  }
+  task_span span_of(int task) const {
+    int b = 0;
+    while (first_task[b + 1] <= task) ++b;
+    const int start = (task - first_task[b]) * task_keys, seen = p.keys_seen(b);
+    return {b, start, seen < start + task_keys ? seen : start + task_keys};
   }
 };
 

@@ -253,8 +253,11 @@ inline void with_rows(int n, F&& f) {
   }
 }
 
+/// Task `task` of `c`, in `scratch`. The worker's next task is `following` (-1 when it has none): its
+/// first chunks are fetched while this task's last are used; `leading_fetched` says the task before
+/// did so for this one.
 template <dtype E, int D>
-void decode_task(const call& c, int task, unsigned char* scratch) {
+void decode_task(const call& c, int task, int following, bool leading_fetched, unsigned char* scratch) {
   constexpr int vectors = D / 16, bytes = size_of(E), chunk_size = keys_per_chunk(E), groups = chunk_size / group_keys;
   constexpr float log2e = 1.4426950408889634f, ln2 = 0.6931471805599453f;
   constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
@@ -262,14 +265,11 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
   const params& p = c.p;
   const int KVH = p.kv_heads, group = p.group();
   const scratch_layout layout = scratch_for(D, KVH);
-  int b = 0;
-  while (c.first_task[b + 1] <= task) ++b;
-  const int rows = p.rows_of(b), start = (task - c.first_task[b]) * task_keys;
-  int key_end[max_rows], last_key = start;
-  for (int r = 0; r < rows; ++r) {
-    key_end[r] = p.key_end(b, r) < start + task_keys ? p.key_end(b, r) : start + task_keys;
-    last_key = key_end[r] > last_key ? key_end[r] : last_key;
-  }
+  const task_span span = c.span_of(task);
+  const task_span next_span = following >= 0 ? c.span_of(following) : task_span{};
+  const int b = span.b, rows = p.rows_of(b), start = span.start, last_key = span.end;
+  int key_end[max_rows];
+  for (int r = 0; r < rows; ++r) key_end[r] = p.key_end(b, r) < last_key ? p.key_end(b, r) : last_key;
 
   auto* const queries = reinterpret_cast<float*>(scratch + layout.queries);
   auto* const out = reinterpret_cast<float*>(scratch + layout.out);
@@ -286,14 +286,19 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
   const auto* const v_cache = static_cast<const unsigned char*>(p.v);
   const bool paged = p.page_size > 0;
   const int page_shift = paged ? __builtin_ctz(unsigned(p.page_size)) : 0;
-  // The chunk of keys from `first`: their rows of kv head 0, each key's first element.
-  auto rows_from = [&](int first, chunk_rows& chunk) {
-    chunk.keys = last_key - first < chunk_size ? last_key - first : chunk_size;
+  // Chunk i of the worker's keys, this task's and then the following one's: its keys' rows of kv
+  // head 0, each key's first element (no keys past both).
+  const int own_chunks = (last_key - start + chunk_size - 1) / chunk_size;
+  auto rows_of_chunk = [&](int i, chunk_rows& chunk) {
+    const task_span& of = i < own_chunks ? span : next_span;
+    const int first = of.start + (i < own_chunks ? i : i - own_chunks) * chunk_size;
+    chunk.keys = of.end - first < chunk_size ? of.end - first : chunk_size;
+    if (chunk.keys < 0) chunk.keys = 0;
     for (int t = 0; t < chunk.keys; ++t) {
       const int key = first + t;
-      std::int64_t outer = b, token = key;
+      std::int64_t outer = of.b, token = key;
       if (paged) {
-        outer = p.page_table[b * p.table_stride + (key >> page_shift)];
+        outer = p.page_table[of.b * p.table_stride + (key >> page_shift)];
         token = key & (p.page_size - 1);
       }
       chunk.k[t] = k_cache + (outer * p.k_outer + token * p.k_token) * bytes;
@@ -307,13 +312,11 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
 
   constexpr int ahead = chunks_fetched_ahead(E);
   chunk_rows chunks[ahead + 1];
-  for (int i = 0; i < ahead; ++i) {
-    chunks[i].keys = 0;
-    if (start + i * chunk_size < last_key) rows_from(start + i * chunk_size, chunks[i]);
-  }
+  for (int i = 0; i < ahead; ++i) rows_of_chunk(i, chunks[i]);
   // A key's rows of every kv head, line by line: in address order where the cache holds a token's
   // heads together. The first chunks_fetched_ahead chunks' are fetched before the queries are
-  // scaled, each later chunk's beside the products of the one that many before it.
+  // scaled (unless the task before fetched them), each later chunk's beside the products of the one
+  // that many before it.
   constexpr int lines_per_row = (D * bytes + 63) / 64;
   const int lines_per_key = KVH * lines_per_row;
   auto fetch_line = [&](const chunk_rows& chunk, int t, int line) {
@@ -321,7 +324,7 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
     prefetch_into_l2(chunk.k[t] + h * p.k_head * bytes + at);
     prefetch_into_l2(chunk.v[t] + h * p.v_head * bytes + at);
   };
-  for (int i = 0; i < ahead; ++i)
+  for (int i = leading_fetched ? own_chunks : 0; i < ahead; ++i)
     for (int t = 0; t < chunks[i].keys; ++t)
       for (int line = 0; line < lines_per_key; ++line) fetch_line(chunks[i], t, line);
 
@@ -351,11 +354,11 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
       max_sum[(h * max_rows + r) * 2 + 1] = 0.0f;
     }
 
-  for (int c0 = start, which = 0; c0 < last_key; c0 += chunk_size, which = (which + 1) % (ahead + 1)) {
-    const chunk_rows& chunk = chunks[which];
-    chunk_rows& next = chunks[(which + ahead) % (ahead + 1)];
-    next.keys = 0;
-    if (c0 + ahead * chunk_size < last_key) rows_from(c0 + ahead * chunk_size, next);
+  for (int i = 0; i < own_chunks; ++i) {
+    const int c0 = start + i * chunk_size;
+    const chunk_rows& chunk = chunks[i % (ahead + 1)];
+    chunk_rows& next = chunks[(i + ahead) % (ahead + 1)];
+    rows_of_chunk(i + ahead, next);
     // The chunk chunks_fetched_ahead(E) on fetched into L2 while this one is used, each key's rows of
     // every kv head in address order (the order DRAM streams best), kv head h's products taking the
     // keys [h, h + 1) x per_head's with them.
@@ -504,15 +507,24 @@ void decode_task(const call& c, int task, unsigned char* scratch) {
 }
 
 template <dtype E, std::size_t... N>
-void decode_task_of_dim(const call& c, int task, unsigned char* scratch, std::index_sequence<N...>) {
-  ((c.p.head_dim == head_dims[N] ? decode_task<E, head_dims[N]>(c, task, scratch) : void()), ...);
+void decode_task_of_dim(const call& c, int task, int following, bool leading_fetched, unsigned char* scratch,
+                        std::index_sequence<N...>) {
+  ((c.p.head_dim == head_dims[N] ? decode_task<E, head_dims[N]>(c, task, following, leading_fetched, scratch) : void()),
+   ...);
 }
 
+/// Tasks are taken one ahead of their use, so that each task's last chunks can fetch the next one's
+/// first.
 template <dtype E>
 void run_tasks(call* c, unsigned char* scratch) {
-  for (int task = __atomic_fetch_add(&c->next_task, 1, __ATOMIC_RELAXED); task < c->tasks;
-       task = __atomic_fetch_add(&c->next_task, 1, __ATOMIC_RELAXED))
-    decode_task_of_dim<E>(*c, task, scratch, std::make_index_sequence<std::size(head_dims)>{});
+  auto take = [c] { return __atomic_fetch_add(&c->next_task, 1, __ATOMIC_RELAXED); };
+  bool leading_fetched = false;
+  for (int task = take(); task < c->tasks;) {
+    const int taken = take(), following = taken < c->tasks ? taken : -1;
+    decode_task_of_dim<E>(*c, task, following, leading_fetched, scratch, std::make_index_sequence<std::size(head_dims)>{});
+    leading_fetched = following >= 0;
+    task = taken;
+  }
 }
 
 /// A worker of `c`: takes tasks until none is left, in `scratch` (scratch_for's bytes, 64-byte aligned).
