@@ -29,11 +29,12 @@ inline constexpr int chunk_keys = 64;
 /// Keys of a step over a cache of `element`s: 32 for f32, so that a chunk and the one fetched ahead
 /// stay well within a core's L2 (2 x 512 KiB at decode_paged's KVH 8 D 128 with 64).
 constexpr int keys_per_chunk(dtype element) { return element == dtype::f32 ? 32 : chunk_keys; }
-/// Chunks whose rows are fetched into L2 ahead of the one in use, over a cache of `element`s: 2 for
-/// int8, whose chunk is used quickly enough that the rows fetched last for the next chunk, its first
-/// used, would arrive late (2-core Xeon, decode_paged from DRAM, new / old time with 2: int8 0.82,
-/// 4 of 4 rounds faster; bf16 1.19, 1 of 4; f32 0.95, 2 of 4).
-constexpr int chunks_fetched_ahead(dtype element) { return element == dtype::i8 ? 2 : 1; }
+/// Chunks whose rows are fetched into L2 ahead of the one in use. The fetches are spread over q.k's
+/// and p.V's passes over the chunk's keys, so that they seldom find every line fill buffer taken
+/// (2-core Xeon, decode_paged from DRAM, new / old time in two paired runs: f32 0.82 and 0.87, bf16
+/// 0.90 and 0.94, 4 of 4 rounds faster each; int8, fetched 1 chunk ahead instead of 2 beside q.k
+/// alone, 0.87 and 0.94).
+inline constexpr int chunks_fetched_ahead = 1;
 /// Keys of one task, merged after.
 inline constexpr int task_keys = 512;
 /// The head dims it is compiled for (a row is held in registers).

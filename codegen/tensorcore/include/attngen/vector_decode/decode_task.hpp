@@ -11,7 +11,7 @@
 /// - p.V into the row's output, kept in the scratch, 4 rows x 64 dims in registers per pass over V.
 /// An int8 cache's products are taken in 16-bit integers (integer_products.hpp), its scales multiplying
 /// the scores and the weights, so its rows are widened, never scaled.
-/// While a chunk is used, the one chunks_fetched_ahead(E) on is fetched into L2, in address order,
+/// While a chunk is used, the one chunks_fetched_ahead on is fetched into L2, in address order,
 /// beside its products: a sequence's pages lie anywhere in the pool, where no hardware prefetcher
 /// follows.
 
@@ -152,10 +152,10 @@ struct chunk_rows {
 };
 
 /// Rows r0 .. r0 + N - 1 of one kv head: out = out x rescale + weights . V over the chunk's keys, W
-/// vectors of dims from vector v0 at a time.
-template <dtype E, int D, int N, int W>
+/// vectors of dims from vector v0 at a time; fetch(1) beside each key's products.
+template <dtype E, int D, int N, int W, typename Fetch>
 inline void add_values(const chunk_rows& chunk, std::int64_t head_bytes, int v0, const float* weights, float* out,
-                       const float* rescale) {
+                       const float* rescale, Fetch& fetch) {
   constexpr int bytes = size_of(E);
   f32x16 sum[N][W];
 #pragma GCC unroll 4
@@ -163,6 +163,7 @@ inline void add_values(const chunk_rows& chunk, std::int64_t head_bytes, int v0,
 #pragma GCC unroll 4
     for (int j = 0; j < W; ++j) sum[n][j] = load<f32x16>(out + n * D + (v0 + j) * 16) * rescale[n];
   for (int t = 0; t < chunk.keys; ++t) {
+    fetch(1);
     const unsigned char* row = chunk.v[t] + head_bytes + v0 * 16 * bytes;
     f32x16 value[W];
 #pragma GCC unroll 4
@@ -180,19 +181,26 @@ inline void add_values(const chunk_rows& chunk, std::int64_t head_bytes, int v0,
     for (int j = 0; j < W; ++j) store(out + n * D + (v0 + j) * 16, sum[n][j]);
 }
 
-template <dtype E, int D, int N>
+/// Passes over a chunk's keys that p.V takes per four rows.
+template <dtype E, int D>
+constexpr int value_passes() {
+  return E == dtype::i8 ? (D + 63) / 64 : (D / 16 + 3) / 4;
+}
+
+template <dtype E, int D, int N, typename Fetch>
 inline void add_values(const chunk_rows& chunk, std::int64_t head_bytes, const float* weights, float* out,
-                       const float* rescale) {
+                       const float* rescale, Fetch& fetch) {
   constexpr int vectors = D / 16, whole = vectors / 4 * 4;
-  for (int v0 = 0; v0 < whole; v0 += 4) add_values<E, D, N, 4>(chunk, head_bytes, v0, weights, out, rescale);
-  if constexpr (vectors % 4 != 0) add_values<E, D, N, vectors % 4>(chunk, head_bytes, whole, weights, out, rescale);
+  for (int v0 = 0; v0 < whole; v0 += 4) add_values<E, D, N, 4>(chunk, head_bytes, v0, weights, out, rescale, fetch);
+  if constexpr (vectors % 4 != 0)
+    add_values<E, D, N, vectors % 4>(chunk, head_bytes, whole, weights, out, rescale, fetch);
 }
 
 /// add_values for an int8 cache, its weights as words (steps[n] each, for row n) and its rows widened to
 /// words, two keys at a time: Dims dims (64, 32 or 16) from dim d0.
-template <int D, int N, int Dims>
+template <int D, int N, int Dims, typename Fetch>
 inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, int d0, const std::int16_t* weights,
-                            const float* steps, float* out, const float* rescale) {
+                            const float* steps, float* out, const float* rescale, Fetch& fetch) {
   constexpr int blocks = (Dims + 31) / 32;
   constexpr bool half_block = Dims % 32 != 0;
   i32x16 sum[N][2 * blocks];
@@ -201,6 +209,7 @@ inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, in
 #pragma GCC unroll 4
     for (int j = 0; j < 2 * blocks; ++j) sum[n][j] = i32x16{};
   for (int t = 0; t < chunk.keys; t += 2) {
+    fetch(2);
     // An odd chunk's last key pairs with itself, the second's weight 0.
     const unsigned char* first = chunk.v[t] + head_bytes + d0;
     const unsigned char* second = t + 1 < chunk.keys ? chunk.v[t + 1] + head_bytes + d0 : first;
@@ -233,13 +242,14 @@ inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, in
     }
 }
 
-template <int D, int N>
+template <int D, int N, typename Fetch>
 inline void add_value_words(const chunk_rows& chunk, std::int64_t head_bytes, const std::int16_t* weights,
-                            const float* steps, float* out, const float* rescale) {
+                            const float* steps, float* out, const float* rescale, Fetch& fetch) {
   constexpr int whole = D / 64 * 64;
-  for (int d0 = 0; d0 < whole; d0 += 64) add_value_words<D, N, 64>(chunk, head_bytes, d0, weights, steps, out, rescale);
+  for (int d0 = 0; d0 < whole; d0 += 64)
+    add_value_words<D, N, 64>(chunk, head_bytes, d0, weights, steps, out, rescale, fetch);
   if constexpr (D % 64 != 0)
-    add_value_words<D, N, D % 64>(chunk, head_bytes, whole, weights, steps, out, rescale);
+    add_value_words<D, N, D % 64>(chunk, head_bytes, whole, weights, steps, out, rescale, fetch);
 }
 
 /// f.template operator()<N>() for N = n, 1 to 4: p.V's rows of one pass.
@@ -310,7 +320,7 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
     }
   };
 
-  constexpr int ahead = chunks_fetched_ahead(E);
+  constexpr int ahead = chunks_fetched_ahead;
   chunk_rows chunks[ahead + 1];
   for (int i = 0; i < ahead; ++i) rows_of_chunk(i, chunks[i]);
   // A key's rows of every kv head, line by line: in address order where the cache holds a token's
@@ -359,16 +369,24 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
     const chunk_rows& chunk = chunks[i % (ahead + 1)];
     chunk_rows& next = chunks[(i + ahead) % (ahead + 1)];
     rows_of_chunk(i + ahead, next);
-    // The chunk chunks_fetched_ahead(E) on fetched into L2 while this one is used, each key's rows of
+    // The chunk chunks_fetched_ahead on fetched into L2 while this one is used, each key's rows of
     // every kv head in address order (the order DRAM streams best), kv head h's products taking the
-    // keys [h, h + 1) x per_head's with them.
+    // keys [h, h + 1) x per_head's with them, spread over its passes over the chunk's keys (q.k's and
+    // p.V's).
     const int per_head = (next.keys + KVH - 1) / KVH;
     for (int h = 0; h < KVH; ++h) {
       const std::int64_t k_head = h * p.k_head * bytes, v_head = h * p.v_head * bytes;
       const int fetch_end = (h + 1) * per_head < next.keys ? (h + 1) * per_head : next.keys;
       const int fetches = fetch_end > h * per_head ? (fetch_end - h * per_head) * lines_per_key : 0;
-      const int fetches_per_key = chunk.keys > 0 ? (fetches + chunk.keys - 1) / chunk.keys : 0;
+      const int key_passes = chunk.keys * (1 + (rows + 3) / 4 * value_passes<E, D>());
+      const int fetches_per_key = key_passes > 0 ? (fetches + key_passes - 1) / key_passes : 0;
       int fetch_key = h * per_head, fetched_line = 0;
+      auto fetch = [&](int keys) {
+        for (int n = 0; n < keys * fetches_per_key && fetch_key < fetch_end; ++n) {
+          fetch_line(next, fetch_key, fetched_line);
+          if (++fetched_line == lines_per_key) fetched_line = 0, ++fetch_key;
+        }
+      };
       const float* q_rows = queries + h * max_rows * D;
 
       // q.k and the online softmax's scores: each key's row against the rows, its sums in the key's
@@ -381,10 +399,7 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
           continue;
         }
         for (int t = 0; t < keys; ++t) {
-          for (int n = 0; n < fetches_per_key && fetch_key < fetch_end; ++n) {
-            fetch_line(next, fetch_key, fetched_line);
-            if (++fetched_line == lines_per_key) fetched_line = 0, ++fetch_key;
-          }
+          fetch(1);
           const unsigned char* row = chunk.k[first + t] + k_head;
           if constexpr (scaled) {
             i16x32 k_words[word_vectors];
@@ -489,9 +504,9 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
         with_rows(rows - r0 < 4 ? rows - r0 : 4, [&]<int N>() {
           if constexpr (scaled)
             add_value_words<D, N>(chunk, v_head, word_weights + r0 * chunk_keys, weight_steps + r0, head_out + r0 * D,
-                                  rescale + r0);
+                                  rescale + r0, fetch);
           else
-            add_values<E, D, N>(chunk, v_head, weights + r0 * chunk_keys, head_out + r0 * D, rescale + r0);
+            add_values<E, D, N>(chunk, v_head, weights + r0 * chunk_keys, head_out + r0 * D, rescale + r0, fetch);
         });
     }
   }
