@@ -333,6 +333,13 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
     const int h = line / lines_per_row, at = line % lines_per_row * 64;
     prefetch_into_l2(chunk.k[t] + h * p.k_head * bytes + at);
     prefetch_into_l2(chunk.v[t] + h * p.v_head * bytes + at);
+    // An int8 cache's scales lie apart from its rows, each key's kv heads together where the pool
+    // holds a token's heads together.
+    if constexpr (scaled)
+      if (line == 0) {
+        prefetch_into_l2(chunk.k_scale[t]);
+        prefetch_into_l2(chunk.v_scale[t]);
+      }
   };
   for (int i = leading_fetched ? own_chunks : 0; i < ahead; ++i)
     for (int t = 0; t < chunks[i].keys; ++t)
