@@ -279,6 +279,10 @@ target_report targets_of(const bench_case& c, const cache_figures& f) {
     if (kv == dtype::f32) at_most(r, "paged / dense time", f.paged_over_dense_time, 1.05);
     if (kv == dtype::bf16) note(r, "tokens/s over f32's", f.tokens_per_second_over_f32, "about 2 expected");
     if (kv == dtype::i8) note(r, "tokens/s over f32's", f.tokens_per_second_over_f32, "about 3.5 expected");
+  } else if (c.name == "decode_speculative") {
+    // Its rows per key read as many FLOPs per byte as the peak over the triad: either may bound it.
+    note(r, "of triad", f.ratio_to_triad, "no target of its own");
+    note(r, "of peak", f.ratio_to_peak, "no target of its own");
   } else if (c.name == "prefill_chunk") {
     at_least(r, "of peak", f.ratio_to_peak, 0.70);
   } else if (c.name == "ragged_prefill") {

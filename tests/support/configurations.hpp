@@ -1147,7 +1147,9 @@ inline constexpr operator_configuration operator_table[] = {
     {.name = "decode_paged_bf16",
      .about = "decoding GQA H32 KVH8 D128 over a paged bf16 cache, pages of 16",
      .desc = llama_gqa.causal(bottom_right).paged_kv(16).kv_element(dtype::bf16),
-     .bench = {{.case_name = "decode_paged", .sizes = {16, 1, 8192}, .rotated_caches = 2, .shortest_keys = 512}}},
+     .bench = {{.case_name = "decode_paged", .sizes = {16, 1, 8192}, .rotated_caches = 2, .shortest_keys = 512},
+               // Speculative decoding: 4 draft tokens a sequence checked in one call (16 rows a kv head).
+               {.case_name = "decode_speculative", .sizes = {16, 4, 8192}, .rotated_caches = 2, .shortest_keys = 512}}},
     {.name = "decode_paged_int8",
      .about = "decoding GQA H32 KVH8 D128 over a paged int8 cache with per-token scales, pages of 16",
      .desc = llama_gqa.causal(bottom_right).paged_kv(16).kv_element(dtype::i8),
