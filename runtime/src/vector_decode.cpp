@@ -22,7 +22,7 @@ struct decode_memory {
 template <void (*worker)(vector_decode::call*, unsigned char*)>
 int run_worker(void*, int, std::uint8_t* closure) {
   auto* call = reinterpret_cast<vector_decode::call*>(closure);
-  worker(call, thread_scratch(vector_decode::scratch_for(call->p.head_dim, call->p.kv_heads).bytes));
+  worker(call, thread_scratch(vector_decode::scratch_for(call->p.head_dim, call->p.kv_heads, call->row_capacity).bytes));
   return 0;
 }
 #endif
@@ -97,11 +97,12 @@ std::optional<vector_decode::call> decode_call_of(const attention_desc& desc, co
   thread_local decode_memory memory;
   vector_decode::call call;
   call.p = p;
+  call.row_capacity = vector_decode::row_capacity_of(p);
   memory.first_task.assign(std::size_t(p.batch) + 1, 0);
   for (int b = 0; b < p.batch; ++b) memory.first_task[b + 1] = memory.first_task[b] + vector_decode::tasks_of(p, b);
   call.first_task = memory.first_task.data();
   call.tasks = memory.first_task.back();
-  const std::size_t states = std::size_t(call.tasks) * p.kv_heads * vector_decode::max_rows;
+  const std::size_t states = std::size_t(call.tasks) * p.kv_heads * call.row_capacity;
   if (memory.partial_out.size() < states * p.head_dim) memory.partial_out.resize(states * p.head_dim);
   if (memory.partial_max_sum.size() < states * 2) memory.partial_max_sum.resize(states * 2);
   call.partial_out = memory.partial_out.data();

@@ -58,6 +58,24 @@ const std::vector<decode_case>& decode_cases() {
        attention().heads(16).kv_heads(2).head_dim(96).paged_kv(256).kv_element(dtype::f16).causal(bottom_right),
        {1, 1, 1},
        {1000, 256, 257}},
+      {"paged bf16 GQA H32 KVH8 D128, pages of 16, 4 speculative queries (16 rows), bottom-right",
+       attention().heads(32).kv_heads(8).head_dim(128).paged_kv(16).kv_element(dtype::bf16).causal(bottom_right),
+       {4, 4, 4, 4},
+       {3, 64, 300, 1030}},
+      {"dense kv lengths f32 MQA H32 KVH1 D64, 2 queries (64 rows), top-left causal, LSE",
+       attention().heads(32).kv_heads(1).head_dim(64).kv_lengths().causal(top_left).return_lse(),
+       {2, 2},
+       {1, 200}},
+      {"paged int8 GQA H16 KVH2 D128 (groups of 8), pages of 32, 3 queries (24 rows), bottom-right, LSE",
+       attention().heads(16).kv_heads(2).head_dim(128).paged_kv(32).kv_element(dtype::i8).causal(bottom_right)
+           .return_lse(),
+       {3, 3, 3},
+       {2, 33, 700}},
+      {"ragged f16 GQA H8 KVH2 D64 over pages of 8, 0 to 9 queries (0 to 36 rows), bottom-right, sinks",
+       attention().heads(8).kv_heads(2).head_dim(64).ragged_queries().paged_kv(8).kv_element(dtype::f16)
+           .causal(bottom_right).attention_sinks(),
+       {1, 9, 0, 5},
+       {10, 9, 4, 300}},
   };
   return cases;
 }
@@ -81,7 +99,7 @@ void check_against_reference(const sequence_batch& batch) {
 // The path as this build's target compiles it, on this thread.
 void run_here(vector_decode::call& call) {
   const vector_decode::params& p = call.p;
-  std::vector<unsigned char> scratch(vector_decode::scratch_for(p.head_dim, p.kv_heads).bytes + 64);
+  std::vector<unsigned char> scratch(vector_decode::scratch_for(p.head_dim, p.kv_heads, call.row_capacity).bytes + 64);
   const auto address = reinterpret_cast<std::uintptr_t>(scratch.data());
   vector_decode::run_worker(&call, scratch.data() + (64 - address % 64) % 64);
   for (int b = 0; b < p.batch; ++b) vector_decode::merge_sequence(call, b);
@@ -135,20 +153,31 @@ TEST_CASE("vector decoding runs only on a CPU reporting AVX-512's Skylake set", 
   CHECK_FALSE(detail::vector_decode_call_of(c.desc, batch.args(), detail::cpu_report{}).has_value());
 }
 
-TEST_CASE("vector decoding leaves calls of more than 8 rows per kv head to the Halide code",
+TEST_CASE("vector decoding leaves calls of more than 64 rows per kv head to the Halide code",
           "[vector_decode][dispatch]") {
-  // GQA groups of 4: two queries are 8 rows, three are 12.
+  // GQA groups of 4: 16 queries are 64 rows, 17 are 68.
   const attention_desc desc = decode_cases()[0].desc;
-  sequence_batch two = make_sequence_batch(desc, {2, 2}, {20, 40}, 37);
-  sequence_batch three = make_sequence_batch(desc, {3, 3}, {20, 40}, 37);
-  CHECK(detail::decode_call_of(desc, two.args()).has_value());
-  CHECK_FALSE(detail::decode_call_of(desc, three.args()).has_value());
+  sequence_batch sixteen = make_sequence_batch(desc, {16, 16}, {20, 40}, 37);
+  sequence_batch seventeen = make_sequence_batch(desc, {17, 17}, {20, 40}, 37);
+  CHECK(detail::decode_call_of(desc, sixteen.args()).has_value());
+  CHECK_FALSE(detail::decode_call_of(desc, seventeen.args()).has_value());
+}
+
+TEST_CASE("vector decoding keeps as many rows per kv head as the call's longest sequence has",
+          "[vector_decode][dispatch]") {
+  // H8 KVH2, groups of 4: sequences of 1, 5 and 0 queries are 4, 20 and 0 rows.
+  const attention_desc desc = decode_cases()[10].desc;
+  sequence_batch batch = make_sequence_batch(desc, {1, 5, 0}, {8, 8, 8}, 41);
+  const std::optional<vector_decode::call> call = detail::decode_call_of(desc, batch.args());
+  REQUIRE(call.has_value());
+  CHECK(call->row_capacity == 20);
 }
 
 TEST_CASE("vector decoding of a ragged batch counts each sequence's own rows", "[vector_decode][dispatch]") {
   const attention_desc desc = decode_cases()[5].desc;
-  sequence_batch fits = make_sequence_batch(desc, {2, 0, 1}, {4, 4, 4}, 43);
-  sequence_batch one_too_long = make_sequence_batch(desc, {1, 3, 1}, {4, 4, 4}, 43);
+  // H4 KVH1, groups of 4: 16 queries are 64 rows, 17 are 68.
+  sequence_batch fits = make_sequence_batch(desc, {16, 0, 1}, {20, 4, 4}, 43);
+  sequence_batch one_too_long = make_sequence_batch(desc, {1, 17, 1}, {4, 20, 4}, 43);
   CHECK(detail::decode_call_of(desc, fits.args()).has_value());
   CHECK_FALSE(detail::decode_call_of(desc, one_too_long.args()).has_value());
 }
@@ -164,5 +193,5 @@ TEST_CASE("vector decoding refuses descriptions it does not compute", "[vector_d
   CHECK(vector_decode::refusal(base.with_global_positions()) != nullptr);
   CHECK(vector_decode::refusal(base.head_dim(112)) != nullptr);
   CHECK(vector_decode::refusal(base.v_head_dim(32)) != nullptr);
-  CHECK(vector_decode::refusal(attention().heads(16).kv_heads(1).head_dim(64).kv_lengths()) != nullptr);
+  CHECK(vector_decode::refusal(attention().heads(128).kv_heads(1).head_dim(64).kv_lengths()) != nullptr);
 }

@@ -17,9 +17,10 @@
 
 namespace attngen::vector_decode {
 
-/// Rows (a sequence's queries x the group's heads) of one kv head a call may have: q.k keeps this many
-/// sums in registers beside one key row.
-inline constexpr int max_rows = 8;
+/// Rows (a sequence's queries x the group's heads) of one kv head a call may have: 8 speculative tokens
+/// of a group of 8, or one step of multi-query attention of 64 heads. A key row, widened once, meets
+/// every row, their sums kept in the scratch; more rows are prefill's shape, the Halide code's.
+inline constexpr int max_rows = 64;
 /// Keys whose sums fold into one vector of scores per row.
 inline constexpr int group_keys = 16;
 /// Keys of one step of the online softmax, for one kv head: its row maximum, exponentials and sum
@@ -47,8 +48,8 @@ constexpr bool compiled_for_head_dim(int head_dim) {
 }
 
 /// Why the path does not take `d` (static text), or null when it does. Calls it does not take run the
-/// kernel's Halide code, as do calls of more than max_rows rows per kv head and calls on CPUs without
-/// AVX-512.
+/// kernel's Halide code, as do calls with a sequence of more than max_rows rows per kv head and calls
+/// on CPUs without AVX-512.
 constexpr const char* refusal(const attention_desc& d) {
   if (d.element_type != dtype::f32) return "the vector decoding path takes f32 queries";
   if (d.effective_v_head_dim() != d.qk_head_dim) return "v_head_dim differs from head_dim";
@@ -123,19 +124,28 @@ struct task_span {
   int b = 0, start = 0, end = 0;
 };
 
+/// The most rows of one kv head any sequence of the call has (at least 1): the rows a kv head's
+/// partial results and scratch hold.
+inline int row_capacity_of(const params& p) {
+  int most = 1;
+  for (int b = 0; b < p.batch; ++b) most = p.rows_of(b) > most ? p.rows_of(b) : most;
+  return most;
+}
+
 /// One call: its tasks (sequence b's are first_task[b] .. first_task[b + 1] - 1, each of task_keys
 /// keys from (task - first_task[b]) x task_keys) and their partial results, per task, kv head and
-/// row (max_rows a kv head): the unnormalised output (head_dim), the maximum and the sum.
+/// row (row_capacity a kv head): the unnormalised output (head_dim), the maximum and the sum.
 struct call {
   params p;
+  int row_capacity = 1;             ///< row_capacity_of(p), at most max_rows
   const int* first_task = nullptr;  ///< batch + 1 entries
   int tasks = 0;
-  float* partial_out = nullptr;      ///< (tasks, kv_heads, max_rows, head_dim)
-  float* partial_max_sum = nullptr;  ///< (tasks, kv_heads, max_rows, 2): natural-log units
+  float* partial_out = nullptr;      ///< (tasks, kv_heads, row_capacity, head_dim)
+  float* partial_max_sum = nullptr;  ///< (tasks, kv_heads, row_capacity, 2): natural-log units
   int next_task = 0;                 ///< taken with __atomic_fetch_add
 
   std::size_t state_of(int task, int kv_head, int row) const {
-    return (std::size_t(task) * p.kv_heads + kv_head) * max_rows + row;
+    return (std::size_t(task) * p.kv_heads + kv_head) * row_capacity + row;
   }
   task_span span_of(int task) const {
     int b = 0;
@@ -145,11 +155,12 @@ struct call {
   }
 };
 
-/// A worker's scratch for head dim D and kv_heads: offsets in bytes, each 64-byte aligned.
+/// A worker's scratch for head dim D, kv_heads and row_capacity rows a kv head: offsets in bytes, each
+/// 64-byte aligned.
 struct scratch_layout {
   std::size_t queries, query_steps, out, max_sum, sums, weights, bytes;
 };
-constexpr scratch_layout scratch_for(int head_dim, int kv_heads) {
+constexpr scratch_layout scratch_for(int head_dim, int kv_heads, int row_capacity) {
   auto aligned = [](std::size_t n) { return (n + 63) / 64 * 64; };
   scratch_layout s{};
   std::size_t at = 0;
@@ -157,13 +168,13 @@ constexpr scratch_layout scratch_for(int head_dim, int kv_heads) {
     field = at;
     at += aligned(bytes);
   };
-  const std::size_t states = std::size_t(kv_heads) * max_rows;
+  const std::size_t states = std::size_t(kv_heads) * row_capacity;
   take(s.queries, states * head_dim * 4);
   take(s.query_steps, states * 4);
   take(s.out, states * head_dim * 4);
   take(s.max_sum, states * 2 * 4);
-  take(s.sums, std::size_t(max_rows) * group_keys * 16 * 4);
-  take(s.weights, std::size_t(max_rows) * chunk_keys * 4);
+  take(s.sums, std::size_t(row_capacity) * group_keys * 16 * 4);
+  take(s.weights, std::size_t(row_capacity) * chunk_keys * 4);
   s.bytes = at;
   return s;
 }

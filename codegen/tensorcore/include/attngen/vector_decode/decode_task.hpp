@@ -274,7 +274,8 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
   constexpr bool scaled = E == dtype::i8;
   const params& p = c.p;
   const int KVH = p.kv_heads, group = p.group();
-  const scratch_layout layout = scratch_for(D, KVH);
+  const int R = c.row_capacity;
+  const scratch_layout layout = scratch_for(D, KVH, R);
   const task_span span = c.span_of(task);
   const task_span next_span = following >= 0 ? c.span_of(following) : task_span{};
   const int b = span.b, rows = p.rows_of(b), start = span.start, last_key = span.end;
@@ -352,12 +353,12 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
     for (int r = 0; r < rows; ++r) {
       const float* row = p.q + p.first_row(b, p.q_batch, p.q_query) + (r / group) * p.q_query +
                          (h * group + r % group) * p.q_head;
-      float* scaled_row = queries + (h * max_rows + r) * D;
+      float* scaled_row = queries + (h * R + r) * D;
       if constexpr (scaled) {
         f32x16 most = splat(0.0f);
         for (int d = 0; d < D; d += 16) most = max_of(most, magnitude(load<f32x16>(row + d) * q_factor));
         const word_scale words = word_scale_of(largest_lane(most));
-        query_steps[h * max_rows + r] = words.step;
+        query_steps[h * R + r] = words.step;
         auto* const word_row = reinterpret_cast<std::int16_t*>(scaled_row);
         for (int d = 0; d < D; d += 16)
           store_words(word_row + d, rounded(load<f32x16>(row + d) * (q_factor * words.to_words)));
@@ -365,10 +366,10 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
       } else {
         for (int d = 0; d < D; d += 16) store(scaled_row + d, load<f32x16>(row + d) * q_factor);
       }
-      float* row_out = out + (h * max_rows + r) * D;
+      float* row_out = out + (h * R + r) * D;
       for (int d = 0; d < D; d += 16) store(row_out + d, splat(0.0f));
-      max_sum[(h * max_rows + r) * 2] = minus_infinity;
-      max_sum[(h * max_rows + r) * 2 + 1] = 0.0f;
+      max_sum[(h * R + r) * 2] = minus_infinity;
+      max_sum[(h * R + r) * 2 + 1] = 0.0f;
     }
 
   for (int i = 0; i < own_chunks; ++i) {
@@ -394,7 +395,7 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
           if (++fetched_line == lines_per_key) fetched_line = 0, ++fetch_key;
         }
       };
-      const float* q_rows = queries + h * max_rows * D;
+      const float* q_rows = queries + h * R * D;
 
       // q.k and the online softmax's scores: each key's row against the rows, its sums in the key's
       // slot, a group's slots folded into the scores of its 16 keys.
@@ -455,7 +456,7 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
         for (int r = 0; r < rows; ++r) {
           f32x16 score;
           if constexpr (scaled)
-            score = float_of(lane_sums(integer_sums + r * group_keys)) * (k_scales * query_steps[h * max_rows + r]);
+            score = float_of(lane_sums(integer_sums + r * group_keys)) * (k_scales * query_steps[h * R + r]);
           else
             score = lane_sums(sums + r * group_keys);
           scores[r][g] = key < key_end[r] ? score : splat(minus_infinity);
@@ -474,7 +475,7 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
       for (int r = 0; r < rows; ++r) {
         f32x16 most = scores[r][0];
         for (int g = 1; g < groups; ++g) most = max_of(most, scores[r][g]);
-        float* const state = max_sum + (h * max_rows + r) * 2;
+        float* const state = max_sum + (h * R + r) * 2;
         const float chunk_max = largest_lane(most);
         const float new_max = chunk_max > state[0] || chunk_max != chunk_max ? chunk_max : state[0];
         rescale[r] = 1.0f;
@@ -506,7 +507,7 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
       }
 
       // p.V, four rows at a time.
-      float* const head_out = out + h * max_rows * D;
+      float* const head_out = out + h * R * D;
       for (int r0 = 0; r0 < rows; r0 += 4)
         with_rows(rows - r0 < 4 ? rows - r0 : 4, [&]<int N>() {
           if constexpr (scaled)
@@ -521,8 +522,8 @@ void decode_task(const call& c, int task, int following, bool leading_fetched, u
   for (int h = 0; h < KVH; ++h)
     for (int r = 0; r < rows; ++r) {
       const std::size_t at = c.state_of(task, h, r);
-      std::memcpy(c.partial_out + at * D, out + (h * max_rows + r) * D, D * sizeof(float));
-      const float* state = max_sum + (h * max_rows + r) * 2;
+      std::memcpy(c.partial_out + at * D, out + (h * R + r) * D, D * sizeof(float));
+      const float* state = max_sum + (h * R + r) * 2;
       c.partial_max_sum[at * 2] = state[0] * ln2;
       c.partial_max_sum[at * 2 + 1] = state[1];
     }
