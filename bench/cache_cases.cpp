@@ -245,6 +245,7 @@ cache_figures figures_of(const bench_case& c, const cache_times& times, const ma
   f.gflops = c.flops() / times.seconds / 1e9;
   f.ratio_to_peak = f.gflops / limits.peak_gflops;
   f.gbps = c.bytes() / times.seconds / 1e9;
+  f.triad_gbps = limits.triad_gbps;
   f.ratio_to_triad = f.gbps / limits.triad_gbps;
   double queries = 0;
   for (const sequence_size& s : c.sequences()) queries += s.queries;
@@ -291,6 +292,7 @@ target_report targets_of(const bench_case& c, const cache_figures& f) {
   } else {
     note(r, "of triad", f.ratio_to_triad, "no target of its own");
   }
+  if (c.name != "prefill_chunk" && c.name != "ragged_prefill") note(r, "triad GB/s", f.triad_gbps, "beside the case");
   r.line = cache_case_label(c) + ": " + r.line + "\n";
   return r;
 }

@@ -28,6 +28,7 @@ struct cache_figures {
   double seconds = NAN;
   double gflops = NAN, ratio_to_peak = NAN;  ///< FLOPs of the visible (query, key) pairs
   double gbps = NAN, ratio_to_triad = NAN;   ///< bytes of bench_case::bytes()
+  double triad_gbps = NAN;                    ///< the triad the ratio is to
   double tokens_per_second = NAN;            ///< queries answered per second (decoding: sequences)
   double tokens_per_second_over_f32 = NAN;
   double compared_seconds = NAN;

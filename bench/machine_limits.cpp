@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 namespace attngen::bench {
 
 namespace {
@@ -96,18 +98,24 @@ machine_limits measure_machine_limits(int threads) {
   for (int run = 0; run < 3; ++run)
     limits.peak_gflops = std::max(limits.peak_gflops, parallel_rate(threads, [&](int) { return fma_kernel(); }) / 1e9);
 
-  // Triad over 3 x 128 MiB per thread's share: far beyond the 32 MiB L3.
-  const std::size_t n = std::size_t(32) << 20;
+  limits.triad_gbps = measure_triad_gbps(threads);
+  return limits;
+}
+
+double measure_triad_gbps(int threads) {
+  const long last_level_cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const std::size_t n = std::max(std::size_t(32) << 20, std::size_t(std::max(last_level_cache, 0L)) / sizeof(float));
   std::vector<float> a(n, 0.0f), b(n, 1.0f), c(n, 2.0f);
+  double best = 0;
   for (int run = 0; run < 3; ++run) {
     const double bytes_per_second = parallel_rate(threads, [&](int t) {
       const std::size_t begin = n * t / threads, end = n * (t + 1) / threads;
       for (std::size_t i = begin; i < end; ++i) a[i] = b[i] + 3.0f * c[i];
       return 3.0 * sizeof(float) * double(end - begin);
     });
-    limits.triad_gbps = std::max(limits.triad_gbps, bytes_per_second / 1e9);
+    best = std::max(best, bytes_per_second / 1e9);
   }
-  return limits;
+  return best;
 }
 
 }  // namespace attngen::bench

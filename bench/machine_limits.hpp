@@ -12,4 +12,8 @@ struct machine_limits {
 
 machine_limits measure_machine_limits(int threads);
 
+/// The best of three triads on `threads` threads over arrays each at least the L3's size (and 128
+/// MiB), so that they stream from DRAM even where the L3 holds hundreds of MiB.
+double measure_triad_gbps(int threads);
+
 }  // namespace attngen::bench
