@@ -737,7 +737,7 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = gqa.return_lse()
                  .score_mod(select(kv <= q && q % 4 != 1, score, -infinity) +
                             select(kv % 3 == 2, -infinity, 0.0f))
-                 .mask_mod(kv >> 4 != 3),
+                 .mask_mod((kv >> 4) != 3),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
      .mlir = mlir_shapes,
      .backward = backward_shapes},

@@ -138,6 +138,7 @@ void schedule_module_cpu(module_algorithm& m, const Target& target) {
       schedule_weights(m, lanes);
       return;
     case module_part::whole:
+    case module_part::backward:
       break;
   }
   throw std::invalid_argument("schedule_module_cpu: CPU code is scheduled part by part");

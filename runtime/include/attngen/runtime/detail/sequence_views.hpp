@@ -118,6 +118,7 @@ inline sequence_view sequence_view_of(const attention_desc& desc, const kernel_a
     case argument_slot::key_padding:
     case argument_slot::capture:
     case argument_slot::scalars:
+    case argument_slot::positions:
       break;
   }
   return {given, -1};
