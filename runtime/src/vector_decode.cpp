@@ -22,7 +22,9 @@ struct decode_memory {
 template <void (*worker)(vector_decode::call*, unsigned char*)>
 int run_worker(void*, int, std::uint8_t* closure) {
   auto* call = reinterpret_cast<vector_decode::call*>(closure);
-  worker(call, thread_scratch(vector_decode::scratch_for(call->p.head_dim, call->p.kv_heads, call->row_capacity).bytes));
+  const vector_decode::scratch_layout layout =
+      vector_decode::scratch_for(call->p.head_dim, call->p.kv_heads, call->row_capacity);
+  worker(call, thread_scratch(layout.bytes));
   return 0;
 }
 #endif
@@ -72,8 +74,8 @@ std::optional<vector_decode::call> decode_call_of(const attention_desc& desc, co
   }
   if (desc.lse_output) p.lse = static_cast<float*>(args.lse.data);
   if (desc.has_sinks) p.sinks = static_cast<const float*>(args.sinks.data);
-  for (int b = 0; b < p.batch; ++b)
-    if (p.rows_of(b) > vector_decode::max_rows) return std::nullopt;
+  const int row_capacity = vector_decode::row_capacity_of(p);
+  if (row_capacity > vector_decode::max_rows) return std::nullopt;
   p.k = args.k.data;
   p.v = args.v.data;
   p.k_outer = args.k.strides[0], p.k_token = args.k.strides[1], p.k_head = args.k.strides[2];
@@ -97,7 +99,7 @@ std::optional<vector_decode::call> decode_call_of(const attention_desc& desc, co
   thread_local decode_memory memory;
   vector_decode::call call;
   call.p = p;
-  call.row_capacity = vector_decode::row_capacity_of(p);
+  call.row_capacity = row_capacity;
   memory.first_task.assign(std::size_t(p.batch) + 1, 0);
   for (int b = 0; b < p.batch; ++b) memory.first_task[b + 1] = memory.first_task[b] + vector_decode::tasks_of(p, b);
   call.first_task = memory.first_task.data();
