@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <initializer_list>
 
 #include "HalideRuntime.h"
 
@@ -27,6 +28,18 @@ cpu_report current_cpu() {
 }
 
 bool runs_target_features(const cpu_report& cpu, int count, const std::uint64_t* features, target_feature_check others) {
+  auto asks_for_any = [&](std::initializer_list<int> wanted) {
+    for (int f : wanted)
+      if (f / 64 < count && (features[f / 64] >> (f % 64) & 1u) != 0) return true;
+    return false;
+  };
+  if (!cpu.avx2_set && asks_for_any({halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_fma,
+                                     halide_target_feature_f16c}))
+    return false;
+  if (!cpu.avx512_skylake_set &&
+      asks_for_any({halide_target_feature_avx512, halide_target_feature_avx512_knl, halide_target_feature_avx512_skylake,
+                    halide_target_feature_avx512_cannonlake, halide_target_feature_avx512_sapphirerapids}))
+    return false;
   const int word = tier_feature / 64;
   const std::uint64_t bit = std::uint64_t(1) << (tier_feature % 64);
   if (word >= count || (features[word] & bit) == 0) return others(count, features) != 0;

@@ -26,11 +26,13 @@ namespace {
 
 using detail::cpu_report;
 
-constexpr cpu_report zen4_like{.avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = true};
-constexpr cpu_report skylake_server{.avx512_skylake_set = true, .avx512_vnni = false, .avx512_bf16 = false};
-constexpr cpu_report cascade_lake{.avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = false};
+constexpr cpu_report zen3_like{.avx2_set = true};
+constexpr cpu_report zen4_like{.avx2_set = true, .avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = true};
+constexpr cpu_report skylake_server{
+    .avx2_set = true, .avx512_skylake_set = true, .avx512_vnni = false, .avx512_bf16 = false};
+constexpr cpu_report cascade_lake{.avx2_set = true, .avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = false};
 constexpr cpu_report sapphire_rapids{
-    .avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = true, .amx_bf16 = true};
+    .avx2_set = true, .avx512_skylake_set = true, .avx512_vnni = true, .avx512_bf16 = true, .amx_bf16 = true};
 
 // Halide's feature words with the given features set.
 std::vector<std::uint64_t> features_of(std::initializer_list<int> features) {
@@ -75,19 +77,48 @@ TEST_CASE("cpu dispatch: the tier's other features are left to Halide's check, w
   CHECK(last_request == features_of({halide_target_feature_avx512, halide_target_feature_fma, halide_target_feature_f16c}));
 }
 
-TEST_CASE("cpu dispatch: targets without the tier's feature get Halide's answer unchanged", "[dispatch]") {
+TEST_CASE("cpu dispatch: targets without the tier's feature get Halide's answer on a CPU reporting their sets",
+          "[dispatch]") {
   const auto skylake_features = features_of({halide_target_feature_avx512_skylake, halide_target_feature_fma});
-  CHECK(runs(cpu_report{}, skylake_features, &accept_everything));
+  CHECK(runs(skylake_server, skylake_features, &accept_everything));
   CHECK_FALSE(runs(zen4_like, skylake_features, &accept_nothing));
+  const auto baseline_features = features_of({});
+  CHECK(runs(cpu_report{}, baseline_features, &accept_everything));
+  CHECK_FALSE(runs(cpu_report{}, baseline_features, &accept_nothing));
 }
 
-TEST_CASE("cpu dispatch: this CPU's report agrees with its Halide target check of the AVX-512 set", "[dispatch]") {
-  detail::install_cpu_dispatch();
+TEST_CASE("cpu dispatch: AVX-512 targets never run on a CPU reporting AVX2's set alone, AVX2 ones do", "[dispatch]") {
+  for (const auto& avx512 : {features_of({halide_target_feature_avx512}),
+                             features_of({halide_target_feature_avx512_skylake, halide_target_feature_fma}),
+                             features_of({halide_target_feature_avx512_cannonlake})})
+    CHECK_FALSE(runs(zen3_like, avx512, &accept_everything));
+  CHECK(runs(zen3_like, features_of({halide_target_feature_avx2, halide_target_feature_fma, halide_target_feature_f16c}),
+             &accept_everything));
+}
+
+TEST_CASE("cpu dispatch: AVX, AVX2, FMA and F16C targets never run on a CPU reporting none of AVX2's set",
+          "[dispatch]") {
+  for (int feature : {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_fma,
+                      halide_target_feature_f16c})
+    CHECK_FALSE(runs(cpu_report{}, features_of({feature}), &accept_everything));
+}
+
+TEST_CASE("cpu dispatch: this CPU's report agrees with Halide's own check of the AVX2 and AVX-512 sets",
+          "[dispatch]") {
   const cpu_report cpu = detail::this_cpu();
   const auto skylake_features = features_of({halide_target_feature_avx512_skylake});
-  CHECK((halide_can_use_target_features(int(skylake_features.size()), skylake_features.data()) != 0) ==
+  CHECK((halide_default_can_use_target_features(int(skylake_features.size()), skylake_features.data()) != 0) ==
         cpu.avx512_skylake_set);
-  const bool tier = detail::runs_bf16_tier(cpu);
+  const auto avx2_features =
+      features_of({halide_target_feature_avx2, halide_target_feature_fma, halide_target_feature_f16c});
+  CHECK((halide_default_can_use_target_features(int(avx2_features.size()), avx2_features.data()) != 0) ==
+        cpu.avx2_set);
+}
+
+TEST_CASE("cpu dispatch: the installed check runs the AVX512-BF16 tier exactly where this CPU's report does",
+          "[dispatch]") {
+  detail::install_cpu_dispatch();
+  const bool tier = detail::runs_bf16_tier(detail::this_cpu());
   CHECK((halide_can_use_target_features(int(tier_features.size()), tier_features.data()) != 0) == tier);
 }
 

@@ -4,7 +4,9 @@
 /// (Halide's `avx512_sapphirerapids` feature, compiled for LLVM's `cooperlake` CPU: see
 /// attngen/codegen/targets.hpp) from CPUID, and leaves every other feature to Halide's own check.
 /// Halide 14's check models Sapphire Rapids (it also asks for AVX-VNNI, IFMA and VBMI), which would
-/// keep the tier off Zen 4 and Cooper Lake. The AMX path (amx_kernel.hpp) asks the same report.
+/// keep the tier off Zen 4 and Cooper Lake. Targets asking for AVX-512 or for AVX2's set need the
+/// report's word as well as Halide's, so that a pretended report (pretend_cpu) of a lesser CPU runs
+/// that CPU's code. The AMX path (amx_kernel.hpp) and the vector decoding path ask the same report.
 
 #include <cpuid.h>
 #include <sys/syscall.h>
@@ -16,6 +18,7 @@ namespace attngen::detail {
 
 /// What a CPU reports that the AVX512-BF16 tier and the AMX path need.
 struct cpu_report {
+  bool avx2_set = false;            ///< AVX, AVX2, FMA and F16C
   bool avx512_skylake_set = false;  ///< AVX512 F, CD, BW, DQ and VL
   bool avx512_vnni = false;
   bool avx512_bf16 = false;
@@ -50,11 +53,16 @@ inline cpu_report this_cpu() {
   auto bit = [](unsigned word, int n) { return ((word >> n) & 1u) != 0; };
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !bit(ecx, 27)) return {};  // OSXSAVE
+  // Leaf 1 ECX: FMA 12, AVX 28, F16C 29.
+  const bool avx_fma_f16c = bit(ecx, 12) && bit(ecx, 28) && bit(ecx, 29);
   unsigned xcr0 = 0, xcr0_high = 0;
   __asm__("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
-  // XCR0: SSE, AVX, opmask, ZMM 0-15 and 16-31 state.
-  if ((xcr0 & 0xe6u) != 0xe6u || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return {};
+  // XCR0: SSE and AVX state (6), then opmask, ZMM 0-15 and 16-31 state (0xe0).
+  if ((xcr0 & 0x6u) != 0x6u || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return {};
   cpu_report cpu;
+  // Leaf 7 EBX: AVX2 5.
+  cpu.avx2_set = avx_fma_f16c && bit(ebx, 5);
+  if ((xcr0 & 0xe0u) != 0xe0u) return cpu;
   // Leaf 7: F 16, DQ 17, CD 28, BW 30, VL 31 in EBX; VNNI 11 in ECX; BF16 in subleaf 1's EAX bit 5.
   cpu.avx512_skylake_set = bit(ebx, 16) && bit(ebx, 17) && bit(ebx, 28) && bit(ebx, 30) && bit(ebx, 31);
   cpu.avx512_vnni = bit(ecx, 11);
@@ -68,8 +76,10 @@ inline cpu_report this_cpu() {
 /// Halide's check of `count` words of halide_target_feature_t bits.
 using target_feature_check = int (*)(int count, const std::uint64_t* features);
 
-/// Whether a CPU reporting `cpu` runs code built with the features `features`: with the tier's
-/// feature, only if runs_bf16_tier(cpu) and `others` accepts the rest.
+/// Whether a CPU reporting `cpu` runs code built with the features `features`: with AVX, AVX2, FMA or
+/// F16C only if `cpu` reports AVX2's set, with any AVX-512 feature only if it reports the Skylake set;
+/// with the tier's feature only if runs_bf16_tier(cpu) and `others` accepts the rest; otherwise where
+/// `others` (Halide's check of the CPU itself) accepts them.
 bool runs_target_features(const cpu_report& cpu, int count, const std::uint64_t* features, target_feature_check others);
 
 /// Makes Halide's dispatch use runs_target_features with this_cpu() (idempotent; every kernel call
