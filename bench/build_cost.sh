@@ -4,18 +4,23 @@
 # prints per kernel and target the fastest and the slowest round's processor time (the sum of its
 # parts') and the object size, against the limits of 3 s and 300 KB per kernel and target. Rounds
 # show the machine's noise; a kernel keeps the limits only if its slowest round does.
-# Usage: bench/build_cost.sh ATTNGEN [ROUNDS [GENERATOR OPTIONS...]], e.g. --target T to measure
-# other targets than the default set.
+# Usage: bench/build_cost.sh ATTNGEN [ROUNDS [--spec FILE] [GENERATOR OPTIONS...]], e.g. --target T
+# to measure other targets than the default set, --spec for other kernels than build_cost.attngen's.
 set -euo pipefail
 attngen=$1
 rounds=${2:-3}
 shift $(($# < 2 ? $# : 2))
 here=$(cd "$(dirname "$0")" && pwd)
+spec=$here/build_cost.attngen
+if [[ "${1:-}" == --spec ]]; then
+  spec=$2
+  shift 2
+fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for ((round = 1; round <= rounds; round++)); do
   echo "build cost: round $round of $rounds" >&2
-  if ! "$attngen" generate --spec "$here/build_cost.attngen" --output-dir "$scratch/generated" --jobs 1 --stats "$@" \
+  if ! "$attngen" generate --spec "$spec" --output-dir "$scratch/generated" --jobs 1 --stats "$@" \
     >"$scratch/table" 2>"$scratch/progress"; then
     cat "$scratch/progress" >&2
     exit 1

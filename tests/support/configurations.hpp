@@ -117,6 +117,10 @@ struct operator_configuration {
   /// The backward kernels (codegen/backward.hpp) through the JIT: dq, dk, dv (and d_sinks) at these
   /// sizes against the float64 reference's gradients.
   short_list<shape, 3> backward;
+  /// The backward's two-pass schedule too (the runtime's when threads outnumber one pass's tasks), bit
+  /// for bit against the one pass: descriptions whose gradients sum differently (GQA and MQA groups,
+  /// captured tensors and scalars, sinks, narrow types, the benchmark's blocks).
+  bool backward_in_two_passes = false;
   short_list<bench_case_sizes, 2> bench;
   /// Descriptions whose sequences differ in length: the JIT's and the AOT kernel's batches (the JIT
   /// runs every kernel variant on each).
@@ -254,6 +258,7 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[backward]",
      .desc = llama_gqa.causal(top_left).return_lse().with_backward(),
      .backward = {{1, 33, 33}, {1, 100, 197}},
+     .backward_in_two_passes = true,
      .bench = {{"train_gqa_causal", {1, 1024, 1024}}}},
     {.name = "train_mha",
      .about = "MHA H16 D64, LSE, with backward",
@@ -308,13 +313,15 @@ inline constexpr operator_configuration operator_table[] = {
      .about = "MQA H4 KVH1 D64 with explicit scale 0.5",
      .desc = attention().heads(4).kv_heads(1).head_dim(64).scale(0.5f),
      .mlir = mlir_shapes,
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
     {.name = "gqa_groups_of_3_causal",
      .about = "GQA H6 KVH2 D64 (groups of 3), causal bottom-right",
      .tags = "[causal]",
      .desc = attention().heads(6).kv_heads(2).head_dim(64).causal(bottom_right),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
     {.name = "gqa_groups_of_3_causal_lse",
      .about = "GQA H6 KVH2 D32 (groups of 3), causal top-left, LSE",
      .tags = "[causal][lse]",
@@ -493,7 +500,8 @@ inline constexpr operator_configuration operator_table[] = {
                  .key_padding_mask(true_means_ignore)
                  .return_lse(),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 3}}},
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
     // Fat libraries also hold the AVX2 and baseline targets; the dispatcher picks them on CPUs
     // without AVX-512.
     {.name = "every_option_keep",
@@ -545,6 +553,7 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = gqa.causal(top_left).element(dtype::bf16),
      .jit = {{.lengths = awkward_lengths, .batches = {1}}, {.lengths = awkward_lengths, .batches = {1}, .bf16_dot_products = true}},
      .backward = backward_shapes,
+     .backward_in_two_passes = true,
      .tensorcore = tensorcore_shapes},
     {.name = "bf16_mask",
      .about = "bf16 GQA H4 KVH2 D64, additive mask (Lq, Lk)",
@@ -565,6 +574,7 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = gqa.element(dtype::f16).causal(top_left).return_lse(),
      .mlir = mlir_shapes,
      .backward = backward_shapes,
+     .backward_in_two_passes = true,
      .tensorcore = tensorcore_shapes},
     {.name = "bf16_mqa",
      .about = "bf16 MQA H8 KVH1 D64, LSE",
@@ -622,7 +632,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[modifiers]",
      .desc = gqa.capture(cap).score_mod(softcap(cap)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
     {.name = "prefix_lm",
      .about = "GQA H4 KVH2 D64, mask_mod prefix-LM with per-batch prefix lengths",
      .tags = "[modifiers]",
@@ -649,7 +660,8 @@ inline constexpr operator_configuration operator_table[] = {
      .desc = gqa.capture(bias_table).score_mod(relative_position_bias(bias_table, 4)),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
      .mlir = mlir_shapes,
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
     // bucket(b, kv), a read at the key alone, is staged once per key block in the variants that stage
     // such reads; it indexes a read at the head, which is not.
     {.name = "table_through_index",
@@ -657,7 +669,8 @@ inline constexpr operator_configuration operator_table[] = {
      .tags = "[modifiers]",
      .desc = gqa.capture(bias_table).capture(bucket).score_mod(score + bias_table(h, bucket(b, kv))),
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
     {.name = "modifiers_and_every_input",
      .about = "GQA H4 KVH2 D64, document and causal mask_mod, run-time softcap, with mask (H, Lq, Lk), key "
               "padding and LSE",
@@ -758,7 +771,8 @@ inline constexpr operator_configuration operator_table[] = {
                  .with_backward(),
      .aot = {{2, 33, 47}, {1, 1, 9}, {1, 40, 17}},
      .gpu = {{{2, 33, 47}, host_tensors_copied}, {{1, 40, 17}, device_tensors}},
-     .backward = {{2, 1, 17}, {1, 17, 7}, {1, 70, 150}}},
+     .backward = {{2, 1, 17}, {1, 17, 7}, {1, 70, 150}},
+     .backward_in_two_passes = true},
     // FlexAttention's learnable bias: ALiBi with a learned slope per head, whose gradient the backward
     // writes.
     {.name = "learned_alibi_slopes",
@@ -775,7 +789,8 @@ inline constexpr operator_configuration operator_table[] = {
                  .with_backward(),
      .aot = {{2, 33, 47}, {1, 5, 9}},
      .gpu = {{{2, 33, 47}, host_tensors_copied}, {{1, 5, 9}, device_tensors}},
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
     // A learned sink logit per head: its gradient is the backward's d_sinks.
     {.name = "sinks_causal",
      .about = "GQA H4 KVH2 D32, attention sinks, causal bottom-right",
@@ -1176,7 +1191,8 @@ inline constexpr operator_configuration operator_table[] = {
      .jit = {{.lengths = awkward_lengths, .batches = {1, 2}}},
      .gpu = {{{2, 90, 90}, device_tensors}},
      .mlir = mlir_shapes,
-     .backward = backward_shapes},
+     .backward = backward_shapes,
+     .backward_in_two_passes = true},
 };
 
 /// The module's JIT calls: single elements, then primes that leave partial tiles and blocks, with more
