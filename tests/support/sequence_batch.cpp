@@ -281,7 +281,10 @@ tensor_view sequence_batch::view(const kernel_argument& argument) {
       for (int d = 0; d < argument.rank; ++d) shape.push_back(argument.dims[d].extent);
       return dense_view(captures[argument.index].data(), argument.type, shape);
     }
-    case argument_slot::scalars: return {};
+    // Scalars pass by value; global positions never come with sequence lengths (the DSL's rule
+    // global_positions_dense).
+    case argument_slot::scalars:
+    case argument_slot::positions: return {};
     case argument_slot::output: return dense_view(output.data(), argument.type, rows(Dv));
     case argument_slot::lse:
       if (desc.is_ragged()) return dense_view(lse.data(), dtype::f32, {H, total_q});
@@ -307,7 +310,8 @@ attention_args sequence_batch::args() {
       case argument_slot::mask: a.mask = t; break;
       case argument_slot::key_padding: a.key_padding = t; break;
       case argument_slot::capture: a.captures[argument.index] = t; break;
-      case argument_slot::scalars: break;
+      case argument_slot::scalars:
+      case argument_slot::positions: break;
       case argument_slot::output: a.output = t; break;
       case argument_slot::lse: a.lse = t; break;
     }
